@@ -1,0 +1,159 @@
+//===- AttnOps.cpp - attn op verifiers ------------------------------------===//
+
+#include "cohere2c/Dialect/Attn/IR/Attn.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::cohere2c::attn;
+
+#define GET_OP_CLASSES
+#include "cohere2c/Dialect/Attn/IR/AttnOps.cpp.inc"
+
+namespace {
+
+std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += ShapedType::isDynamic(shape[i]) ? "?" : std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+/// Finds the attn.weight `name` refers to and checks its shape against
+/// `expected` (a dynamic entry matches anything) and its element type.
+LogicalResult verifyWeightUse(Operation *op, FlatSymbolRefAttr name,
+                              ArrayRef<int64_t> expected, Type elementType,
+                              SymbolTableCollection &symbolTable) {
+  auto weight = symbolTable.lookupNearestSymbolFrom<WeightOp>(op, name);
+  if (!weight)
+    return op->emitOpError() << "refers to " << name
+                             << ", which is not an attn.weight";
+  auto type = cast<RankedTensorType>(weight.getType());
+  bool matches = type.getRank() == (int64_t)expected.size();
+  for (size_t i = 0; matches && i < expected.size(); ++i)
+    matches = ShapedType::isDynamic(expected[i]) ||
+              expected[i] == type.getDimSize(i);
+  if (!matches)
+    return op->emitOpError() << "weight " << name << " has shape "
+                             << shapeString(type.getShape()) << ", expected "
+                             << shapeString(expected);
+  if (type.getElementType() != elementType)
+    return op->emitOpError() << "weight " << name << " has element type "
+                             << type.getElementType() << ", expected "
+                             << elementType;
+  return success();
+}
+
+RankedTensorType activation(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// Token (first) dimensions must agree where both are static.
+LogicalResult verifySameTokens(Operation *op, ArrayRef<Value> values) {
+  int64_t tokens = ShapedType::kDynamic;
+  for (Value v : values) {
+    int64_t t = cast<RankedTensorType>(v.getType()).getDimSize(0);
+    if (ShapedType::isDynamic(t))
+      continue;
+    if (!ShapedType::isDynamic(tokens) && t != tokens)
+      return op->emitOpError() << "operands disagree on the number of tokens: "
+                               << tokens << " and " << t;
+    tokens = t;
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult WeightOp::verify() {
+  auto type = cast<RankedTensorType>(getType());
+  if (!isa<FloatType>(type.getElementType()))
+    return emitOpError() << "weight must have a floating-point element type";
+  return success();
+}
+
+LogicalResult
+EmbeddingOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto result = activation(getResult());
+  if (failed(verifySameTokens(*this, {getIds(), getResult()})))
+    return failure();
+  return verifyWeightUse(*this, getWeightAttr(),
+                         {ShapedType::kDynamic, result.getDimSize(1)},
+                         result.getElementType(), symbolTable);
+}
+
+LogicalResult
+LayerNormOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto input = activation(getInput());
+  return verifyWeightUse(*this, getWeightAttr(), {input.getDimSize(1)},
+                         input.getElementType(), symbolTable);
+}
+
+LogicalResult LinearOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto input = activation(getInput());
+  auto result = activation(getResult());
+  if (input.getElementType() != result.getElementType())
+    return emitOpError() << "input and result element types differ: "
+                         << input.getElementType() << " and "
+                         << result.getElementType();
+  if (failed(verifySameTokens(*this, {getInput(), getResult()})))
+    return failure();
+  return verifyWeightUse(*this, getWeightAttr(),
+                         {result.getDimSize(1), input.getDimSize(1)},
+                         input.getElementType(), symbolTable);
+}
+
+LogicalResult LogitsOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto input = activation(getInput());
+  auto result = activation(getResult());
+  if (failed(verifySameTokens(*this, {getInput(), getResult()})))
+    return failure();
+  return verifyWeightUse(*this, getWeightAttr(),
+                         {result.getDimSize(1), input.getDimSize(1)},
+                         input.getElementType(), symbolTable);
+}
+
+std::optional<int64_t> AttentionOp::getSlidingWindow() {
+  if (auto sliding = dyn_cast<SlidingWindowAttr>(getWindow()))
+    return sliding.getSize();
+  return std::nullopt;
+}
+
+LogicalResult AttentionOp::verify() {
+  int64_t heads = getNumHeads(), kvHeads = getNumKvHeads();
+  int64_t headDim = getHeadDim();
+  if (heads % kvHeads != 0)
+    return emitOpError() << "num_kv_heads (" << kvHeads
+                         << ") must divide num_heads (" << heads << ")";
+  auto check = [&](Value v, StringRef what, int64_t width) -> LogicalResult {
+    int64_t found = activation(v).getDimSize(1);
+    if (found != width)
+      return emitOpError() << what << " has " << found
+                           << " features, expected " << width;
+    return success();
+  };
+  if (failed(check(getQ(), "q", heads * headDim)) ||
+      failed(check(getK(), "k", kvHeads * headDim)) ||
+      failed(check(getV(), "v", kvHeads * headDim)) ||
+      failed(check(getResult(), "result", heads * headDim)))
+    return failure();
+  Type element = activation(getQ()).getElementType();
+  for (Value v : {getK(), getV(), getResult()})
+    if (activation(v).getElementType() != element)
+      return emitOpError() << "q, k, v and result must share an element type";
+  if (hasRope() && headDim % 2 != 0)
+    return emitOpError() << "rope needs an even head_dim, found " << headDim;
+  return verifySameTokens(*this,
+                          {getQ(), getK(), getV(), getPositions(), getResult()});
+}
+
+LogicalResult ResidualSumOp::verify() {
+  if (getInputs().size() < 2)
+    return emitOpError() << "needs at least two inputs, found "
+                         << getInputs().size();
+  return success();
+}

@@ -1,0 +1,338 @@
+//===- Config.cpp - The Cohere2 model description from HF config.json ----===//
+//
+// Every lookup checks the JSON type before get<>(): this code is linked into
+// code built with -fno-exceptions, so nlohmann/json must never throw.
+//
+//===----------------------------------------------------------------------===//
+#include "Model/Config.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+using nlohmann::json;
+
+namespace cohere2c {
+
+namespace {
+
+constexpr const char *kArchitecture = "Cohere2ForCausalLM";
+
+/// Builds "<source>: <message>" errors for one config file.
+class FieldReader {
+public:
+  FieldReader(const json &root, const std::string &source)
+      : root(root), source(source) {}
+
+  Status error(const std::string &message) const {
+    return Status::error(source + ": " + message);
+  }
+
+  StatusOr<const json *> required(const char *key) const {
+    auto it = root.find(key);
+    if (it == root.end())
+      return error(std::string("missing required field '") + key + "'");
+    return &*it;
+  }
+
+  StatusOr<int64_t> integer(const char *key, const json &value) const {
+    bool fits = value.is_number_integer() &&
+                (!value.is_number_unsigned() ||
+                 value.get<uint64_t>() <=
+                     uint64_t(std::numeric_limits<int64_t>::max()));
+    if (!fits)
+      return error(std::string(key) + " must be an integer, found " +
+                   value.dump());
+    return value.get<int64_t>();
+  }
+
+  StatusOr<int64_t> positive(const char *key) const {
+    StatusOr<const json *> value = required(key);
+    if (!value.ok())
+      return value.status();
+    StatusOr<int64_t> n = integer(key, **value);
+    if (n.ok() && *n <= 0)
+      return error(std::string(key) + " must be positive, found " +
+                   std::to_string(*n));
+    return n;
+  }
+
+  StatusOr<double> number(const char *key, const json &value) const {
+    if (!value.is_number())
+      return error(std::string(key) + " must be a number, found " +
+                   value.dump());
+    return value.get<double>();
+  }
+
+  StatusOr<double> requiredNumber(const char *key) const {
+    StatusOr<const json *> value = required(key);
+    if (!value.ok())
+      return value.status();
+    return number(key, **value);
+  }
+
+private:
+  const json &root;
+  const std::string &source;
+};
+
+Status parseLayerKinds(const json &root, const FieldReader &reader,
+                       ModelConfig &config) {
+  auto types = root.find("layer_types");
+  if (types != root.end() && !types->is_null()) {
+    if (!types->is_array())
+      return reader.error("layer_types must be a list, found " +
+                          types->dump());
+    if (int64_t(types->size()) != config.numLayers)
+      return reader.error("layer_types has " + std::to_string(types->size()) +
+                          " entries, expected num_hidden_layers = " +
+                          std::to_string(config.numLayers));
+    for (size_t i = 0; i < types->size(); ++i) {
+      const json &type = (*types)[i];
+      std::string name = type.is_string() ? type.get<std::string>() : "";
+      if (name == layerKindName(LayerKind::Sliding)) {
+        config.layerKinds.push_back(LayerKind::Sliding);
+      } else if (name == layerKindName(LayerKind::Full)) {
+        config.layerKinds.push_back(LayerKind::Full);
+      } else {
+        std::string found = type.is_string() ? "'" + name + "'" : type.dump();
+        return reader.error("layer_types[" + std::to_string(i) + "] is " +
+                            found +
+                            ", expected 'sliding_attention' or "
+                            "'full_attention'");
+      }
+    }
+    return Status::success();
+  }
+  if (!root.contains("sliding_window_pattern"))
+    return reader.error("missing required field 'sliding_window_pattern' "
+                        "(needed when there is no layer_types)");
+  StatusOr<int64_t> pattern = reader.positive("sliding_window_pattern");
+  if (!pattern.ok())
+    return pattern.status();
+  for (int64_t i = 0; i < config.numLayers; ++i)
+    config.layerKinds.push_back((i + 1) % *pattern == 0 ? LayerKind::Full
+                                                        : LayerKind::Sliding);
+  return Status::success();
+}
+
+/// `rope_parameters.rope_theta` (current form), else `rope_theta` (released
+/// form), else the default. Scaled RoPE variants are rejected rather than
+/// silently computed as plain RoPE.
+Status parseRope(const json &root, const FieldReader &reader,
+                 ModelConfig &config) {
+  auto scaling = root.find("rope_scaling");
+  if (scaling != root.end() && !scaling->is_null())
+    return reader.error("rope_scaling is not supported, found " +
+                        scaling->dump());
+  const json *theta = nullptr;
+  const char *key = "rope_theta";
+  auto params = root.find("rope_parameters");
+  if (params != root.end() && !params->is_null()) {
+    if (!params->is_object())
+      return reader.error("rope_parameters must be an object, found " +
+                          params->dump());
+    auto type = params->find("rope_type");
+    if (type != params->end() && *type != "default")
+      return reader.error("rope_parameters.rope_type must be 'default', "
+                          "found " +
+                          type->dump());
+    auto it = params->find("rope_theta");
+    if (it != params->end()) {
+      theta = &*it;
+      key = "rope_parameters.rope_theta";
+    }
+  }
+  if (!theta) {
+    auto it = root.find("rope_theta");
+    if (it == root.end())
+      return Status::success();
+    theta = &*it;
+  }
+  StatusOr<double> value = reader.number(key, *theta);
+  if (!value.ok())
+    return value.status();
+  if (!(*value > 0))
+    return reader.error(std::string(key) + " must be positive, found " +
+                        theta->dump());
+  config.ropeTheta = *value;
+  return Status::success();
+}
+
+Status parseEosTokenIds(const json &root, const FieldReader &reader,
+                        ModelConfig &config) {
+  auto eos = root.find("eos_token_id");
+  if (eos == root.end() || eos->is_null())
+    return Status::success();
+  json ids = eos->is_array() ? *eos : json::array({*eos});
+  for (const json &id : ids) {
+    StatusOr<int64_t> value = reader.integer("eos_token_id", id);
+    if (!value.ok())
+      return value.status();
+    config.eosTokenIds.push_back(*value);
+  }
+  return Status::success();
+}
+
+} // namespace
+
+const char *layerKindName(LayerKind kind) {
+  return kind == LayerKind::Sliding ? "sliding_attention" : "full_attention";
+}
+
+int64_t ModelConfig::numSlidingLayers() const {
+  return std::count(layerKinds.begin(), layerKinds.end(), LayerKind::Sliding);
+}
+
+int64_t ModelConfig::numFullLayers() const {
+  return std::count(layerKinds.begin(), layerKinds.end(), LayerKind::Full);
+}
+
+StatusOr<ModelConfig> ModelConfig::parse(const std::string &text,
+                                         const std::string &source) {
+  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded())
+    return Status::error(source + ": not valid JSON");
+  if (!root.is_object())
+    return Status::error(source + ": expected a JSON object, found " +
+                         std::string(root.type_name()));
+  FieldReader reader(root, source);
+
+  StatusOr<const json *> architectures = reader.required("architectures");
+  if (!architectures.ok())
+    return architectures.status();
+  const json &archs = **architectures;
+  if (!archs.is_array() ||
+      std::find(archs.begin(), archs.end(), kArchitecture) == archs.end())
+    return reader.error(std::string("architectures must contain ") +
+                        kArchitecture + ", found " + archs.dump());
+
+  ModelConfig config;
+  struct {
+    const char *key;
+    int64_t *field;
+  } sizes[] = {{"hidden_size", &config.hiddenSize},
+               {"intermediate_size", &config.intermediateSize},
+               {"num_hidden_layers", &config.numLayers},
+               {"num_attention_heads", &config.numHeads},
+               {"num_key_value_heads", &config.numKVHeads},
+               {"vocab_size", &config.vocabSize},
+               {"max_position_embeddings", &config.maxPositionEmbeddings}};
+  for (const auto &size : sizes) {
+    StatusOr<int64_t> value = reader.positive(size.key);
+    if (!value.ok())
+      return value.status();
+    *size.field = *value;
+  }
+
+  StatusOr<const json *> window = reader.required("sliding_window");
+  if (!window.ok())
+    return window.status();
+  StatusOr<int64_t> windowValue = reader.integer("sliding_window", **window);
+  if (!windowValue.ok())
+    return windowValue.status();
+  if (*windowValue < 1)
+    return reader.error("sliding_window must be at least 1, found " +
+                        std::to_string(*windowValue));
+  config.slidingWindow = *windowValue;
+
+  StatusOr<double> eps = reader.requiredNumber("layer_norm_eps");
+  if (!eps.ok())
+    return eps.status();
+  if (!(*eps > 0))
+    return reader.error("layer_norm_eps must be positive, found " +
+                        json(*eps).dump());
+  config.layerNormEps = *eps;
+
+  StatusOr<double> logitScale = reader.requiredNumber("logit_scale");
+  if (!logitScale.ok())
+    return logitScale.status();
+  config.logitScale = *logitScale;
+
+  if (config.numHeads % config.numKVHeads != 0)
+    return reader.error("num_key_value_heads (" +
+                        std::to_string(config.numKVHeads) +
+                        ") must divide num_attention_heads (" +
+                        std::to_string(config.numHeads) + ")");
+
+  auto headDimField = root.find("head_dim");
+  if (headDimField != root.end() && !headDimField->is_null()) {
+    StatusOr<int64_t> headDim = reader.positive("head_dim");
+    if (!headDim.ok())
+      return headDim.status();
+    config.headDim = *headDim;
+  } else if (config.hiddenSize % config.numHeads != 0) {
+    return reader.error("hidden_size (" + std::to_string(config.hiddenSize) +
+                        ") is not divisible by num_attention_heads (" +
+                        std::to_string(config.numHeads) +
+                        ") and head_dim is not given");
+  } else {
+    config.headDim = config.hiddenSize / config.numHeads;
+  }
+
+  if (Status s = parseLayerKinds(root, reader, config); !s.ok())
+    return s;
+  if (config.headDim % 2 != 0 && config.numSlidingLayers() > 0)
+    return reader.error("head_dim (" + std::to_string(config.headDim) +
+                        ") must be even for RoPE");
+  if (Status s = parseRope(root, reader, config); !s.ok())
+    return s;
+  if (Status s = parseEosTokenIds(root, reader, config); !s.ok())
+    return s;
+
+  auto tie = root.find("tie_word_embeddings");
+  if (tie != root.end()) {
+    if (!tie->is_boolean())
+      return reader.error("tie_word_embeddings must be true or false, found " +
+                          tie->dump());
+    if (!tie->get<bool>())
+      return reader.error("tie_word_embeddings is false, but Cohere2 computes "
+                          "the logits with the embedding matrix");
+  }
+  return config;
+}
+
+StatusOr<ModelConfig> ModelConfig::fromFile(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return Status::error(path + ": cannot open (" + std::strerror(errno) +
+                         ")");
+  std::ostringstream text;
+  text << file.rdbuf();
+  if (file.bad())
+    return Status::error(path + ": cannot read");
+  return parse(text.str(), path);
+}
+
+std::string ModelConfig::toJson() const {
+  json layerTypes = json::array();
+  for (LayerKind kind : layerKinds)
+    layerTypes.push_back(layerKindName(kind));
+  json root = {
+      {"architectures", json::array({kArchitecture})},
+      {"model_type", "cohere2"},
+      {"hidden_size", hiddenSize},
+      {"intermediate_size", intermediateSize},
+      {"num_hidden_layers", numLayers},
+      {"num_attention_heads", numHeads},
+      {"num_key_value_heads", numKVHeads},
+      {"head_dim", headDim},
+      {"vocab_size", vocabSize},
+      {"sliding_window", slidingWindow},
+      {"layer_types", layerTypes},
+      {"rope_parameters", {{"rope_theta", ropeTheta}, {"rope_type", "default"}}},
+      {"layer_norm_eps", layerNormEps},
+      {"logit_scale", logitScale},
+      {"max_position_embeddings", maxPositionEmbeddings},
+      {"eos_token_id", eosTokenIds},
+      {"tie_word_embeddings", true},
+  };
+  return root.dump(2);
+}
+
+} // namespace cohere2c

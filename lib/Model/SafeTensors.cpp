@@ -1,0 +1,338 @@
+//===- SafeTensors.cpp - Memory-mapped safetensors checkpoints -------------===//
+//
+// Reads the format directly (https://github.com/huggingface/safetensors):
+// an 8-byte little-endian header length, the JSON header, the data section.
+// Element reads assume a little-endian host, as the format does.
+//
+//===----------------------------------------------------------------------===//
+#include "Model/SafeTensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <sstream>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using nlohmann::json;
+
+namespace cohere2c {
+
+namespace {
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+bool parseDType(const std::string &name, DType &dtype) {
+  for (DType candidate : {DType::F32, DType::BF16, DType::F16, DType::F8E4M3})
+    if (name == dtypeName(candidate)) {
+      dtype = candidate;
+      return true;
+    }
+  return false;
+}
+
+float bitsToFloat(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t exponent = (h >> 10) & 0x1F;
+  uint32_t mantissa = h & 0x3FF;
+  if (exponent == 0) // Zero or subnormal: mantissa x 2^-24, exact in f32.
+    return std::copysign(std::ldexp(float(mantissa), -24),
+                         sign ? -1.0f : 1.0f);
+  if (exponent == 0x1F) // Infinity or NaN, payload kept.
+    return bitsToFloat(sign | 0x7F800000 | (mantissa << 13));
+  return bitsToFloat(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
+}
+
+/// OCP FP8 E4M3 ("fn"): bias 7, S.1111.111 is NaN, no infinities, max 448.
+float e4m3ToFloat(uint8_t b) {
+  float sign = (b & 0x80) ? -1.0f : 1.0f;
+  uint32_t exponent = (b >> 3) & 0xF;
+  uint32_t mantissa = b & 0x7;
+  if ((b & 0x7F) == 0x7F)
+    return std::nanf("");
+  if (exponent == 0) // Zero or subnormal: mantissa x 2^-9.
+    return sign * std::ldexp(float(mantissa), -9);
+  return sign * std::ldexp(float(8 + mantissa), int(exponent) - 10);
+}
+
+/// A non-negative integer from the header, or false.
+bool toSize(const json &value, uint64_t &out) {
+  if (!value.is_number_unsigned())
+    return false;
+  out = value.get<uint64_t>();
+  return true;
+}
+
+/// Closes a file descriptor on every path out of open().
+struct FileDescriptor {
+  int fd;
+  ~FileDescriptor() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+};
+
+} // namespace
+
+const char *dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return "F32";
+  case DType::BF16:
+    return "BF16";
+  case DType::F16:
+    return "F16";
+  case DType::F8E4M3:
+    return "F8_E4M3";
+  }
+  return "?";
+}
+
+size_t dtypeSize(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return 4;
+  case DType::BF16:
+  case DType::F16:
+    return 2;
+  case DType::F8E4M3:
+    return 1;
+  }
+  return 0;
+}
+
+float elementToFloat(DType dtype, const void *element) {
+  switch (dtype) {
+  case DType::F32: {
+    float value;
+    std::memcpy(&value, element, sizeof(value));
+    return value;
+  }
+  case DType::BF16: {
+    uint16_t bits;
+    std::memcpy(&bits, element, sizeof(bits));
+    return bitsToFloat(uint32_t(bits) << 16);
+  }
+  case DType::F16: {
+    uint16_t bits;
+    std::memcpy(&bits, element, sizeof(bits));
+    return halfToFloat(bits);
+  }
+  case DType::F8E4M3:
+    return e4m3ToFloat(*static_cast<const uint8_t *>(element));
+  }
+  return std::nanf("");
+}
+
+int64_t TensorView::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+StatusOr<std::shared_ptr<SafeTensorsFile>>
+SafeTensorsFile::open(const std::string &path) {
+  auto fail = [&](const std::string &message) {
+    return Status::error(path + ": " + message);
+  };
+  FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0)
+    return fail(std::string("cannot open (") + std::strerror(errno) + ")");
+  struct stat info;
+  if (::fstat(file.fd, &info) != 0)
+    return fail(std::string("cannot stat (") + std::strerror(errno) + ")");
+  uint64_t fileSize = uint64_t(info.st_size);
+  if (fileSize < 8)
+    return fail("file is " + std::to_string(fileSize) +
+                " bytes, shorter than the 8-byte header length");
+
+  std::shared_ptr<SafeTensorsFile> result(new SafeTensorsFile());
+  void *mapping =
+      ::mmap(nullptr, fileSize, PROT_READ, MAP_PRIVATE, file.fd, 0);
+  if (mapping == MAP_FAILED)
+    return fail(std::string("cannot mmap (") + std::strerror(errno) + ")");
+  result->mapping_ = mapping;
+  result->mappingSize_ = fileSize;
+
+  const auto *bytes = static_cast<const unsigned char *>(mapping);
+  uint64_t headerSize = 0;
+  for (int i = 7; i >= 0; --i)
+    headerSize = (headerSize << 8) | bytes[i];
+  if (headerSize > fileSize - 8)
+    return fail("header length " + std::to_string(headerSize) +
+                " exceeds the " + std::to_string(fileSize - 8) +
+                " bytes after the length field");
+  const char *headerBegin = reinterpret_cast<const char *>(bytes + 8);
+  json header = json::parse(headerBegin, headerBegin + headerSize, nullptr,
+                            /*allow_exceptions=*/false);
+  if (header.is_discarded() || !header.is_object())
+    return fail("header is not a JSON object");
+  const unsigned char *data = bytes + 8 + headerSize;
+  uint64_t dataSize = fileSize - 8 - headerSize;
+
+  for (const auto &[name, entry] : header.items()) {
+    if (name == "__metadata__")
+      continue;
+    auto tensorFail = [&](const std::string &message) {
+      return fail("tensor " + name + " " + message);
+    };
+    TensorView view;
+    view.name = name;
+    view.file = path;
+    auto dtype = entry.find("dtype");
+    auto shape = entry.find("shape");
+    auto offsets = entry.find("data_offsets");
+    if (!entry.is_object() || dtype == entry.end() || !dtype->is_string() ||
+        shape == entry.end() || !shape->is_array() ||
+        offsets == entry.end() || !offsets->is_array() ||
+        offsets->size() != 2)
+      return tensorFail("needs dtype, shape and data_offsets [begin, end], "
+                        "found " +
+                        entry.dump());
+    if (!parseDType(dtype->get<std::string>(), view.dtype))
+      return tensorFail("has unsupported dtype " + dtype->get<std::string>() +
+                        " (supported: F32, BF16, F16, F8_E4M3)");
+    uint64_t expectedBytes = dtypeSize(view.dtype);
+    bool overflow = false;
+    for (const json &dim : *shape) {
+      uint64_t d;
+      if (!toSize(dim, d) || d > uint64_t(INT64_MAX))
+        return tensorFail("has a bad shape " + shape->dump());
+      view.shape.push_back(int64_t(d));
+      overflow |= __builtin_mul_overflow(expectedBytes, d, &expectedBytes);
+    }
+    uint64_t begin, end;
+    if (!toSize((*offsets)[0], begin) || !toSize((*offsets)[1], end) ||
+        begin > end || end > dataSize)
+      return tensorFail("has data_offsets " + offsets->dump() +
+                        " outside the data section of " +
+                        std::to_string(dataSize) + " bytes");
+    if (overflow || end - begin != expectedBytes)
+      return tensorFail("has " + std::to_string(end - begin) +
+                        " bytes at data_offsets " + offsets->dump() +
+                        ", expected shape " + formatShape(view.shape) +
+                        " x " + std::to_string(dtypeSize(view.dtype)) +
+                        " bytes");
+    view.data = data + begin;
+    view.numBytes = end - begin;
+    result->tensors_.emplace(name, std::move(view));
+  }
+  return result;
+}
+
+SafeTensorsFile::~SafeTensorsFile() {
+  if (mapping_)
+    ::munmap(mapping_, mappingSize_);
+}
+
+StatusOr<Checkpoint> Checkpoint::open(const std::string &dir) {
+  Checkpoint checkpoint;
+  std::string indexPath = dir + "/model.safetensors.index.json";
+  std::ifstream indexFile(indexPath, std::ios::binary);
+  if (!indexFile) {
+    std::string singlePath = dir + "/model.safetensors";
+    struct stat info;
+    if (::stat(singlePath.c_str(), &info) != 0)
+      return Status::error(dir + ": neither model.safetensors nor "
+                                 "model.safetensors.index.json found");
+    StatusOr<std::shared_ptr<SafeTensorsFile>> file =
+        SafeTensorsFile::open(singlePath);
+    if (!file.ok())
+      return file.status();
+    checkpoint.tensors_ = (*file)->tensors();
+    checkpoint.files_.push_back(*file);
+    return checkpoint;
+  }
+
+  std::ostringstream text;
+  text << indexFile.rdbuf();
+  json index = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  auto weightMap = index.is_object() ? index.find("weight_map") : index.end();
+  if (index.is_discarded() || !index.is_object() ||
+      weightMap == index.end() || !weightMap->is_object())
+    return Status::error(indexPath + ": expected a JSON object with a "
+                                     "weight_map object");
+  std::map<std::string, std::shared_ptr<SafeTensorsFile>> shards;
+  for (const auto &[name, shard] : weightMap->items()) {
+    if (!shard.is_string())
+      return Status::error(indexPath + ": weight_map[" + name +
+                           "] must be a file name, found " + shard.dump());
+    std::string shardName = shard.get<std::string>();
+    auto &file = shards[shardName];
+    if (!file) {
+      StatusOr<std::shared_ptr<SafeTensorsFile>> opened =
+          SafeTensorsFile::open(dir + "/" + shardName);
+      if (!opened.ok())
+        return Status::error(indexPath + ": shard " + shardName + ": " +
+                             opened.status().message());
+      file = *opened;
+      checkpoint.files_.push_back(file);
+    }
+    auto tensor = file->tensors().find(name);
+    if (tensor == file->tensors().end())
+      return Status::error(dir + "/" + shardName + ": tensor " + name +
+                           " missing (the index places it in this shard)");
+    checkpoint.tensors_.emplace(name, tensor->second);
+  }
+  return checkpoint;
+}
+
+const TensorView *Checkpoint::find(const std::string &name) const {
+  auto it = tensors_.find(name);
+  return it == tensors_.end() ? nullptr : &it->second;
+}
+
+std::vector<TensorSpec> expectedTensors(const ModelConfig &config) {
+  int64_t hidden = config.hiddenSize;
+  int64_t inter = config.intermediateSize;
+  int64_t qDim = config.numHeads * config.headDim;
+  int64_t kvDim = config.numKVHeads * config.headDim;
+  std::vector<TensorSpec> specs;
+  specs.push_back({"model.embed_tokens.weight", {config.vocabSize, hidden}});
+  for (int64_t i = 0; i < config.numLayers; ++i) {
+    std::string prefix = "model.layers." + std::to_string(i) + ".";
+    specs.push_back({prefix + "input_layernorm.weight", {hidden}});
+    specs.push_back({prefix + "self_attn.q_proj.weight", {qDim, hidden}});
+    specs.push_back({prefix + "self_attn.k_proj.weight", {kvDim, hidden}});
+    specs.push_back({prefix + "self_attn.v_proj.weight", {kvDim, hidden}});
+    specs.push_back({prefix + "self_attn.o_proj.weight", {hidden, qDim}});
+    specs.push_back({prefix + "mlp.gate_proj.weight", {inter, hidden}});
+    specs.push_back({prefix + "mlp.up_proj.weight", {inter, hidden}});
+    specs.push_back({prefix + "mlp.down_proj.weight", {hidden, inter}});
+  }
+  specs.push_back({"model.norm.weight", {hidden}});
+  return specs;
+}
+
+Status checkTensors(const ModelConfig &config, const Checkpoint &checkpoint,
+                    const std::string &dir) {
+  for (const TensorSpec &spec : expectedTensors(config)) {
+    const TensorView *tensor = checkpoint.find(spec.name);
+    if (!tensor)
+      return Status::error(dir + ": tensor " + spec.name + " missing");
+    if (tensor->shape != spec.shape)
+      return Status::error(dir + ": tensor " + spec.name + " has shape " +
+                           formatShape(tensor->shape) + ", expected " +
+                           formatShape(spec.shape));
+  }
+  return Status::success();
+}
+
+} // namespace cohere2c

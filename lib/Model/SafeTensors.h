@@ -1,0 +1,107 @@
+//===- SafeTensors.h - Memory-mapped safetensors checkpoints ---------------===//
+//
+// The safetensors format: an 8-byte little-endian header length N, N bytes of
+// JSON ({"name": {"dtype", "shape", "data_offsets": [begin, end]}, optional
+// "__metadata__"}), then the raw little-endian tensor data. Files are mmapped
+// read-only; tensors are views into the mapping, never copies.
+// A checkpoint is a folder with model.safetensors, or with
+// model.safetensors.index.json ({"weight_map": {tensor: shard file}}) and its
+// shards.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COHERE2C_MODEL_SAFETENSORS_H
+#define COHERE2C_MODEL_SAFETENSORS_H
+
+#include "Model/Config.h"
+#include "Support/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cohere2c {
+
+enum class DType { F32, BF16, F16, F8E4M3 };
+
+/// The safetensors spelling: "F32", "BF16", "F16", "F8_E4M3".
+const char *dtypeName(DType dtype);
+size_t dtypeSize(DType dtype);
+
+/// Converts one element to float: bf16 and f16 exactly, f8 e4m3fn exactly
+/// (OCP FP8 E4M3: bias 7, no infinities, S.1111.111 is NaN).
+float elementToFloat(DType dtype, const void *element);
+
+/// A tensor inside a mapped file. `data` stays valid while the Checkpoint
+/// (or SafeTensorsFile) that returned it lives.
+struct TensorView {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  const void *data = nullptr;
+  size_t numBytes = 0;
+  std::string file; // the file it lives in, for messages
+
+  int64_t numElements() const;
+  /// Element i (row-major) as float.
+  float at(int64_t i) const { return elementToFloat(dtype, (const char *)data + i * dtypeSize(dtype)); }
+};
+
+/// One mmapped .safetensors file.
+class SafeTensorsFile {
+public:
+  /// Errors: missing/unreadable file, a header longer than the file, bad
+  /// JSON, an unsupported dtype, offsets outside the data or not matching
+  /// shape x dtype size. Each names the file (and the tensor).
+  static StatusOr<std::shared_ptr<SafeTensorsFile>> open(const std::string &path);
+  ~SafeTensorsFile();
+  const std::map<std::string, TensorView> &tensors() const { return tensors_; }
+
+private:
+  SafeTensorsFile() = default;
+  void *mapping_ = nullptr;
+  size_t mappingSize_ = 0;
+  std::map<std::string, TensorView> tensors_;
+};
+
+/// All tensors of a checkpoint folder (one file or sharded).
+class Checkpoint {
+public:
+  /// `dir` holds model.safetensors or model.safetensors.index.json. Errors
+  /// name the folder or the file: neither present, an index naming a missing
+  /// shard, a tensor the index places in a shard that lacks it.
+  static StatusOr<Checkpoint> open(const std::string &dir);
+  /// nullptr when absent.
+  const TensorView *find(const std::string &name) const;
+  const std::map<std::string, TensorView> &tensors() const { return tensors_; }
+
+private:
+  std::vector<std::shared_ptr<SafeTensorsFile>> files_;
+  std::map<std::string, TensorView> tensors_;
+};
+
+/// A tensor the config implies: its Hugging Face name and shape.
+struct TensorSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+
+/// The tensors of a Cohere2ForCausalLM checkpoint in a fixed order:
+/// model.embed_tokens.weight [vocab, hidden]; per layer i:
+/// model.layers.i.input_layernorm.weight [hidden],
+/// self_attn.{q,k,v,o}_proj.weight ([heads*hd, hidden], [kv*hd, hidden] x2,
+/// [hidden, heads*hd]), mlp.{gate,up}_proj.weight [inter, hidden],
+/// mlp.down_proj.weight [hidden, inter]; then model.norm.weight [hidden].
+std::vector<TensorSpec> expectedTensors(const ModelConfig &config);
+
+/// Checks that every expected tensor exists with the right shape. Error:
+/// "<dir>: tensor model.layers.3.mlp.up_proj.weight missing" or
+/// "...: tensor X has shape [a, b], expected [c, d]". Extra tensors are fine.
+Status checkTensors(const ModelConfig &config, const Checkpoint &checkpoint,
+                    const std::string &dir);
+
+} // namespace cohere2c
+
+#endif // COHERE2C_MODEL_SAFETENSORS_H

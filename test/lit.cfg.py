@@ -1,0 +1,14 @@
+# lit configuration of the cohere2c regression suite.
+import os
+import lit.formats
+
+config.name = "cohere2c"
+config.test_format = lit.formats.ShTest(not config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "gpu", "data"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.cohere2c_obj_root, "test")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.cohere2c_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.substitutions.append(("%data", os.path.join(config.cohere2c_src_root, "test", "data")))

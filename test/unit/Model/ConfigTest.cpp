@@ -1,0 +1,352 @@
+//===- ConfigTest.cpp - Tests for the Cohere2 config parser ---------------===//
+//
+// Expected values come from the config files themselves and the published
+// layer layouts (/work/shared/configs/README.md, test/data/models/README.md).
+//
+//===----------------------------------------------------------------------===//
+#include "Model/Config.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+using namespace cohere2c;
+using nlohmann::json;
+
+namespace {
+
+constexpr LayerKind S = LayerKind::Sliding;
+constexpr LayerKind F = LayerKind::Full;
+
+std::string dataPath(const std::string &relative) {
+  return std::string(COHERE2C_TEST_DATA_DIR) + "/" + relative;
+}
+
+/// A small valid config in the released form; tests edit one field.
+json baseConfig() {
+  return json::parse(R"({
+    "architectures": ["Cohere2ForCausalLM"],
+    "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 8,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+    "sliding_window": 16, "sliding_window_pattern": 4,
+    "layer_norm_eps": 1e-05, "logit_scale": 0.25,
+    "max_position_embeddings": 2048,
+    "use_parallel_block": true, "rotary_pct": 1.0, "rope_scaling": null,
+    "order_of_interleaved_layers": "local_attn_first"
+  })");
+}
+
+/// The error message of parsing `config` as "config.json", or "" on success.
+std::string parseError(const json &config) {
+  StatusOr<ModelConfig> parsed = ModelConfig::parse(config.dump(), "config.json");
+  return parsed.ok() ? "" : parsed.status().message();
+}
+
+std::vector<int64_t> fullLayers(const ModelConfig &config) {
+  std::vector<int64_t> layers;
+  for (size_t i = 0; i < config.layerKinds.size(); ++i)
+    if (config.layerKinds[i] == LayerKind::Full)
+      layers.push_back(int64_t(i));
+  return layers;
+}
+
+void expectEqual(const ModelConfig &a, const ModelConfig &b) {
+  EXPECT_EQ(a.hiddenSize, b.hiddenSize);
+  EXPECT_EQ(a.intermediateSize, b.intermediateSize);
+  EXPECT_EQ(a.numLayers, b.numLayers);
+  EXPECT_EQ(a.numHeads, b.numHeads);
+  EXPECT_EQ(a.numKVHeads, b.numKVHeads);
+  EXPECT_EQ(a.headDim, b.headDim);
+  EXPECT_EQ(a.vocabSize, b.vocabSize);
+  EXPECT_EQ(a.slidingWindow, b.slidingWindow);
+  EXPECT_EQ(a.ropeTheta, b.ropeTheta);
+  EXPECT_EQ(a.layerNormEps, b.layerNormEps);
+  EXPECT_EQ(a.logitScale, b.logitScale);
+  EXPECT_EQ(a.maxPositionEmbeddings, b.maxPositionEmbeddings);
+  EXPECT_EQ(a.eosTokenIds, b.eosTokenIds);
+  EXPECT_EQ(a.layerKinds, b.layerKinds);
+}
+
+TEST(ConfigTest, ParsesCommandR7B) {
+  StatusOr<ModelConfig> config =
+      ModelConfig::fromFile(dataPath("configs/command-r7b.config.json"));
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->hiddenSize, 4096);
+  EXPECT_EQ(config->intermediateSize, 14336);
+  EXPECT_EQ(config->numLayers, 32);
+  EXPECT_EQ(config->numHeads, 32);
+  EXPECT_EQ(config->numKVHeads, 8);
+  EXPECT_EQ(config->headDim, 128);
+  EXPECT_EQ(config->vocabSize, 256000);
+  EXPECT_EQ(config->slidingWindow, 4096);
+  EXPECT_EQ(config->ropeTheta, 50000.0);
+  EXPECT_EQ(config->layerNormEps, 1e-5);
+  EXPECT_EQ(config->logitScale, 0.25);
+  EXPECT_EQ(config->maxPositionEmbeddings, 8192);
+  EXPECT_EQ(config->eosTokenIds, std::vector<int64_t>{255001});
+  EXPECT_EQ(fullLayers(*config),
+            (std::vector<int64_t>{3, 7, 11, 15, 19, 23, 27, 31}));
+  EXPECT_EQ(config->numSlidingLayers(), 24);
+  EXPECT_EQ(config->numFullLayers(), 8);
+}
+
+TEST(ConfigTest, ParsesCommandA) {
+  StatusOr<ModelConfig> config =
+      ModelConfig::fromFile(dataPath("configs/command-a.config.json"));
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->hiddenSize, 12288);
+  EXPECT_EQ(config->intermediateSize, 36864);
+  EXPECT_EQ(config->numLayers, 64);
+  EXPECT_EQ(config->numHeads, 96);
+  EXPECT_EQ(config->numKVHeads, 8);
+  EXPECT_EQ(config->headDim, 128);
+  EXPECT_EQ(config->maxPositionEmbeddings, 131072);
+  EXPECT_EQ(config->ropeTheta, 50000.0);
+  EXPECT_EQ(config->numFullLayers(), 16);
+  EXPECT_EQ(config->numSlidingLayers(), 48);
+  std::vector<int64_t> expected;
+  for (int64_t i = 3; i < 64; i += 4)
+    expected.push_back(i);
+  EXPECT_EQ(fullLayers(*config), expected);
+}
+
+TEST(ConfigTest, ParsesLayerTypesForm) {
+  StatusOr<ModelConfig> config =
+      ModelConfig::fromFile(dataPath("models/tiny-cohere2/config.json"));
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->layerKinds,
+            (std::vector<LayerKind>{S, S, S, F, S, S, S, F}));
+  EXPECT_EQ(config->hiddenSize, 128);
+  EXPECT_EQ(config->intermediateSize, 256);
+  EXPECT_EQ(config->numHeads, 4);
+  EXPECT_EQ(config->numKVHeads, 2);
+  EXPECT_EQ(config->headDim, 32);
+  EXPECT_EQ(config->vocabSize, 512);
+  EXPECT_EQ(config->slidingWindow, 8);
+  EXPECT_EQ(config->ropeTheta, 50000.0);
+  EXPECT_EQ(config->eosTokenIds, std::vector<int64_t>{3});
+}
+
+TEST(ConfigTest, ParsesPatternForm) {
+  StatusOr<ModelConfig> config =
+      ModelConfig::fromFile(dataPath("models/tiny-cohere2-bf16/config.json"));
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->layerKinds,
+            (std::vector<LayerKind>{S, S, S, F, S, S, S, F}));
+  EXPECT_EQ(config->slidingWindow, 16);
+  EXPECT_EQ(config->headDim, 32);
+  EXPECT_EQ(config->ropeTheta, 50000.0);
+}
+
+TEST(ConfigTest, LayerTypesOverridePattern) {
+  json config = baseConfig();
+  config["layer_types"] = {"full_attention",    "sliding_attention",
+                           "sliding_attention", "sliding_attention",
+                           "sliding_attention", "sliding_attention",
+                           "sliding_attention", "full_attention"};
+  StatusOr<ModelConfig> parsed = ModelConfig::parse(config.dump(), "c.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->layerKinds,
+            (std::vector<LayerKind>{F, S, S, S, S, S, S, F}));
+}
+
+TEST(ConfigTest, Defaults) {
+  StatusOr<ModelConfig> parsed =
+      ModelConfig::parse(baseConfig().dump(), "c.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->headDim, 16); // 64 / 4
+  EXPECT_EQ(parsed->ropeTheta, 10000.0);
+  EXPECT_TRUE(parsed->eosTokenIds.empty());
+}
+
+TEST(ConfigTest, RopeParametersWinOverTopLevelTheta) {
+  json config = baseConfig();
+  config["rope_theta"] = 1000.0;
+  config["rope_parameters"] = {{"rope_theta", 2000.0}, {"rope_type", "default"}};
+  StatusOr<ModelConfig> parsed = ModelConfig::parse(config.dump(), "c.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->ropeTheta, 2000.0);
+}
+
+TEST(ConfigTest, EosTokenIdForms) {
+  json config = baseConfig();
+  config["eos_token_id"] = {255001, 255008};
+  StatusOr<ModelConfig> list = ModelConfig::parse(config.dump(), "c.json");
+  ASSERT_TRUE(list.ok()) << list.status().message();
+  EXPECT_EQ(list->eosTokenIds, (std::vector<int64_t>{255001, 255008}));
+  config["eos_token_id"] = nullptr;
+  StatusOr<ModelConfig> none = ModelConfig::parse(config.dump(), "c.json");
+  ASSERT_TRUE(none.ok()) << none.status().message();
+  EXPECT_TRUE(none->eosTokenIds.empty());
+}
+
+TEST(ConfigTest, OddHeadDimAllowedWithoutRoPELayers) {
+  json config = baseConfig();
+  config["head_dim"] = 31;
+  config["sliding_window_pattern"] = 1; // Every layer full: no RoPE anywhere.
+  StatusOr<ModelConfig> parsed = ModelConfig::parse(config.dump(), "c.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->headDim, 31);
+  EXPECT_EQ(parsed->numFullLayers(), 8);
+}
+
+TEST(ConfigTest, RejectsNotJson) {
+  StatusOr<ModelConfig> parsed = ModelConfig::parse("{\"a\": ", "config.json");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(), "config.json: not valid JSON");
+}
+
+TEST(ConfigTest, RejectsMissingField) {
+  json config = baseConfig();
+  config.erase("hidden_size");
+  EXPECT_EQ(parseError(config),
+            "config.json: missing required field 'hidden_size'");
+}
+
+TEST(ConfigTest, RejectsNonPositiveSize) {
+  json config = baseConfig();
+  config["hidden_size"] = -3;
+  EXPECT_EQ(parseError(config),
+            "config.json: hidden_size must be positive, found -3");
+}
+
+TEST(ConfigTest, RejectsNonIntegerSize) {
+  json config = baseConfig();
+  config["vocab_size"] = "100";
+  EXPECT_EQ(parseError(config),
+            "config.json: vocab_size must be an integer, found \"100\"");
+}
+
+TEST(ConfigTest, RejectsOtherArchitecture) {
+  json config = baseConfig();
+  config["architectures"] = json::array({"LlamaForCausalLM"});
+  EXPECT_EQ(parseError(config), "config.json: architectures must contain "
+                                "Cohere2ForCausalLM, found "
+                                "[\"LlamaForCausalLM\"]");
+}
+
+TEST(ConfigTest, RejectsKVHeadsNotDividingHeads) {
+  json config = baseConfig();
+  config["hidden_size"] = 4096;
+  config["num_attention_heads"] = 32;
+  config["num_key_value_heads"] = 5;
+  EXPECT_EQ(parseError(config), "config.json: num_key_value_heads (5) must "
+                                "divide num_attention_heads (32)");
+}
+
+TEST(ConfigTest, RejectsHiddenNotDivisibleWithoutHeadDim) {
+  json config = baseConfig();
+  config["hidden_size"] = 66;
+  EXPECT_EQ(parseError(config),
+            "config.json: hidden_size (66) is not divisible by "
+            "num_attention_heads (4) and head_dim is not given");
+}
+
+TEST(ConfigTest, RejectsLayerTypesOfWrongLength) {
+  json config = baseConfig();
+  config["layer_types"] = {"sliding_attention", "sliding_attention",
+                           "full_attention"};
+  EXPECT_EQ(parseError(config), "config.json: layer_types has 3 entries, "
+                                "expected num_hidden_layers = 8");
+}
+
+TEST(ConfigTest, RejectsUnknownLayerType) {
+  json config = baseConfig();
+  config["num_hidden_layers"] = 3;
+  config["layer_types"] = {"sliding_attention", "full_attention", "foo"};
+  EXPECT_EQ(parseError(config),
+            "config.json: layer_types[2] is 'foo', expected "
+            "'sliding_attention' or 'full_attention'");
+}
+
+TEST(ConfigTest, RejectsMissingPatternWithoutLayerTypes) {
+  json config = baseConfig();
+  config.erase("sliding_window_pattern");
+  EXPECT_EQ(parseError(config),
+            "config.json: missing required field 'sliding_window_pattern' "
+            "(needed when there is no layer_types)");
+}
+
+TEST(ConfigTest, RejectsWindowBelowOne) {
+  json config = baseConfig();
+  config["sliding_window"] = 0;
+  EXPECT_EQ(parseError(config),
+            "config.json: sliding_window must be at least 1, found 0");
+}
+
+TEST(ConfigTest, RejectsOddHeadDimWithRoPE) {
+  json config = baseConfig();
+  config["head_dim"] = 31;
+  EXPECT_EQ(parseError(config),
+            "config.json: head_dim (31) must be even for RoPE");
+}
+
+TEST(ConfigTest, RejectsUntiedEmbeddings) {
+  json config = baseConfig();
+  config["tie_word_embeddings"] = false;
+  EXPECT_EQ(parseError(config),
+            "config.json: tie_word_embeddings is false, but Cohere2 computes "
+            "the logits with the embedding matrix");
+}
+
+TEST(ConfigTest, RejectsRopeScaling) {
+  json config = baseConfig();
+  config["rope_scaling"] = {{"type", "linear"}, {"factor", 2.0}};
+  EXPECT_EQ(parseError(config),
+            "config.json: rope_scaling is not supported, found "
+            "{\"factor\":2.0,\"type\":\"linear\"}");
+}
+
+TEST(ConfigTest, FromFileNamesMissingFile) {
+  std::string path = ::testing::TempDir() + "/no-such-config.json";
+  StatusOr<ModelConfig> config = ModelConfig::fromFile(path);
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().message(),
+            path + ": cannot open (No such file or directory)");
+}
+
+TEST(ConfigTest, FromFileUsesPathInMessages) {
+  std::string path = ::testing::TempDir() + "/bad-window-config.json";
+  json config = baseConfig();
+  config["sliding_window"] = 0;
+  std::ofstream(path) << config.dump();
+  StatusOr<ModelConfig> parsed = ModelConfig::fromFile(path);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(),
+            path + ": sliding_window must be at least 1, found 0");
+}
+
+TEST(ConfigTest, ToJsonWritesCurrentForm) {
+  StatusOr<ModelConfig> config =
+      ModelConfig::fromFile(dataPath("configs/command-r7b.config.json"));
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  json written = json::parse(config->toJson());
+  EXPECT_EQ(written["architectures"], json::array({"Cohere2ForCausalLM"}));
+  EXPECT_EQ(written["rope_parameters"],
+            json::object({{"rope_theta", 50000.0}, {"rope_type", "default"}}));
+  EXPECT_EQ(written["eos_token_id"], json::array({255001}));
+  EXPECT_EQ(written["tie_word_embeddings"], true);
+  EXPECT_EQ(written["head_dim"], 128);
+  ASSERT_EQ(written["layer_types"].size(), 32u);
+  EXPECT_EQ(written["layer_types"][2], "sliding_attention");
+  EXPECT_EQ(written["layer_types"][3], "full_attention");
+  EXPECT_FALSE(written.contains("sliding_window_pattern"));
+}
+
+TEST(ConfigTest, ToJsonRoundTrips) {
+  for (const char *file : {"configs/command-r7b.config.json",
+                           "configs/command-a.config.json",
+                           "models/tiny-cohere2/config.json",
+                           "models/tiny-cohere2-bf16/config.json"}) {
+    SCOPED_TRACE(file);
+    StatusOr<ModelConfig> config = ModelConfig::fromFile(dataPath(file));
+    ASSERT_TRUE(config.ok()) << config.status().message();
+    StatusOr<ModelConfig> again =
+        ModelConfig::parse(config->toJson(), "manifest");
+    ASSERT_TRUE(again.ok()) << again.status().message();
+    expectEqual(*config, *again);
+  }
+}
+
+} // namespace
