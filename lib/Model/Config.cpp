@@ -86,8 +86,7 @@ Status parseLayerKinds(const json &root, const FieldReader &reader,
   auto types = root.find("layer_types");
   if (types != root.end() && !types->is_null()) {
     if (!types->is_array())
-      return reader.error("layer_types must be a list, found " +
-                          types->dump());
+      return reader.error("layer_types must be a list, found " + types->dump());
     if (int64_t(types->size()) != config.numLayers)
       return reader.error("layer_types has " + std::to_string(types->size()) +
                           " entries, expected num_hidden_layers = " +
@@ -300,8 +299,7 @@ StatusOr<ModelConfig> ModelConfig::parse(const std::string &text,
 StatusOr<ModelConfig> ModelConfig::fromFile(const std::string &path) {
   std::ifstream file(path, std::ios::binary);
   if (!file)
-    return Status::error(path + ": cannot open (" + std::strerror(errno) +
-                         ")");
+    return Status::error(path + ": cannot open (" + std::strerror(errno) + ")");
   std::ostringstream text;
   text << file.rdbuf();
   if (file.bad())
@@ -325,7 +323,8 @@ std::string ModelConfig::toJson() const {
       {"vocab_size", vocabSize},
       {"sliding_window", slidingWindow},
       {"layer_types", layerTypes},
-      {"rope_parameters", {{"rope_theta", ropeTheta}, {"rope_type", "default"}}},
+      {"rope_parameters",
+       {{"rope_theta", ropeTheta}, {"rope_type", "default"}}},
       {"layer_norm_eps", layerNormEps},
       {"logit_scale", logitScale},
       {"max_position_embeddings", maxPositionEmbeddings},

@@ -1,4 +1,4 @@
-//===- SafeTensors.cpp - Memory-mapped safetensors checkpoints -------------===//
+//===- SafeTensors.cpp - Memory-mapped safetensors checkpoints ------------===//
 //
 // Reads the format directly (https://github.com/huggingface/safetensors):
 // an 8-byte little-endian header length, the JSON header, the data section.
@@ -52,8 +52,7 @@ float halfToFloat(uint16_t h) {
   uint32_t exponent = (h >> 10) & 0x1F;
   uint32_t mantissa = h & 0x3FF;
   if (exponent == 0) // Zero or subnormal: mantissa x 2^-24, exact in f32.
-    return std::copysign(std::ldexp(float(mantissa), -24),
-                         sign ? -1.0f : 1.0f);
+    return std::copysign(std::ldexp(float(mantissa), -24), sign ? -1.0f : 1.0f);
   if (exponent == 0x1F) // Infinity or NaN, payload kept.
     return bitsToFloat(sign | 0x7F800000 | (mantissa << 13));
   return bitsToFloat(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
@@ -164,8 +163,7 @@ SafeTensorsFile::open(const std::string &path) {
                 " bytes, shorter than the 8-byte header length");
 
   std::shared_ptr<SafeTensorsFile> result(new SafeTensorsFile());
-  void *mapping =
-      ::mmap(nullptr, fileSize, PROT_READ, MAP_PRIVATE, file.fd, 0);
+  void *mapping = ::mmap(nullptr, fileSize, PROT_READ, MAP_PRIVATE, file.fd, 0);
   if (mapping == MAP_FAILED)
     return fail(std::string("cannot mmap (") + std::strerror(errno) + ")");
   result->mapping_ = mapping;
@@ -200,9 +198,8 @@ SafeTensorsFile::open(const std::string &path) {
     auto shape = entry.find("shape");
     auto offsets = entry.find("data_offsets");
     if (!entry.is_object() || dtype == entry.end() || !dtype->is_string() ||
-        shape == entry.end() || !shape->is_array() ||
-        offsets == entry.end() || !offsets->is_array() ||
-        offsets->size() != 2)
+        shape == entry.end() || !shape->is_array() || offsets == entry.end() ||
+        !offsets->is_array() || offsets->size() != 2)
       return tensorFail("needs dtype, shape and data_offsets [begin, end], "
                         "found " +
                         entry.dump());
@@ -227,9 +224,8 @@ SafeTensorsFile::open(const std::string &path) {
     if (overflow || end - begin != expectedBytes)
       return tensorFail("has " + std::to_string(end - begin) +
                         " bytes at data_offsets " + offsets->dump() +
-                        ", expected shape " + formatShape(view.shape) +
-                        " x " + std::to_string(dtypeSize(view.dtype)) +
-                        " bytes");
+                        ", expected shape " + formatShape(view.shape) + " x " +
+                        std::to_string(dtypeSize(view.dtype)) + " bytes");
     view.data = data + begin;
     view.numBytes = end - begin;
     result->tensors_.emplace(name, std::move(view));
@@ -265,8 +261,8 @@ StatusOr<Checkpoint> Checkpoint::open(const std::string &dir) {
   text << indexFile.rdbuf();
   json index = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
   auto weightMap = index.is_object() ? index.find("weight_map") : index.end();
-  if (index.is_discarded() || !index.is_object() ||
-      weightMap == index.end() || !weightMap->is_object())
+  if (index.is_discarded() || !index.is_object() || weightMap == index.end() ||
+      !weightMap->is_object())
     return Status::error(indexPath + ": expected a JSON object with a "
                                      "weight_map object");
   std::map<std::string, std::shared_ptr<SafeTensorsFile>> shards;

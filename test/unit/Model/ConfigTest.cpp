@@ -39,7 +39,8 @@ json baseConfig() {
 
 /// The error message of parsing `config` as "config.json", or "" on success.
 std::string parseError(const json &config) {
-  StatusOr<ModelConfig> parsed = ModelConfig::parse(config.dump(), "config.json");
+  StatusOr<ModelConfig> parsed =
+      ModelConfig::parse(config.dump(), "config.json");
   return parsed.ok() ? "" : parsed.status().message();
 }
 
@@ -163,7 +164,8 @@ TEST(ConfigTest, Defaults) {
 TEST(ConfigTest, RopeParametersWinOverTopLevelTheta) {
   json config = baseConfig();
   config["rope_theta"] = 1000.0;
-  config["rope_parameters"] = {{"rope_theta", 2000.0}, {"rope_type", "default"}};
+  config["rope_parameters"] = {{"rope_theta", 2000.0},
+                               {"rope_type", "default"}};
   StatusOr<ModelConfig> parsed = ModelConfig::parse(config.dump(), "c.json");
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   EXPECT_EQ(parsed->ropeTheta, 2000.0);
@@ -335,10 +337,10 @@ TEST(ConfigTest, ToJsonWritesCurrentForm) {
 }
 
 TEST(ConfigTest, ToJsonRoundTrips) {
-  for (const char *file : {"configs/command-r7b.config.json",
-                           "configs/command-a.config.json",
-                           "models/tiny-cohere2/config.json",
-                           "models/tiny-cohere2-bf16/config.json"}) {
+  for (const char *file :
+       {"configs/command-r7b.config.json", "configs/command-a.config.json",
+        "models/tiny-cohere2/config.json",
+        "models/tiny-cohere2-bf16/config.json"}) {
     SCOPED_TRACE(file);
     StatusOr<ModelConfig> config = ModelConfig::fromFile(dataPath(file));
     ASSERT_TRUE(config.ok()) << config.status().message();

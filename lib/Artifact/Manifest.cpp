@@ -1,0 +1,97 @@
+//===- Manifest.cpp -------------------------------------------------------===//
+
+#include "Artifact/Manifest.h"
+
+#include <nlohmann/json.hpp>
+
+namespace cohere2c {
+
+using nlohmann::json;
+
+std::vector<KVGroup> kvGroupsFor(const ModelConfig &config) {
+  std::vector<KVGroup> groups(kNumKVGroups);
+  groups[kFullGroup].name = "full";
+  groups[kSlidingGroup].name = "sliding";
+  groups[kSlidingGroup].window = config.slidingWindow;
+  for (int64_t i = 0; i < config.numLayers; ++i)
+    groups[config.layerKinds[i] == LayerKind::Full ? kFullGroup : kSlidingGroup]
+        .layers.push_back(i);
+  return groups;
+}
+
+KVSlot kvSlotOf(const ModelConfig &config, int64_t layer) {
+  KVGroupIndex group = config.layerKinds[layer] == LayerKind::Full
+                           ? kFullGroup
+                           : kSlidingGroup;
+  int64_t slot = 0;
+  for (int64_t i = 0; i < layer; ++i)
+    slot += (config.layerKinds[i] == config.layerKinds[layer]);
+  return {group, slot};
+}
+
+StatusOr<DType> storageDTypeFor(const std::string &precision) {
+  if (precision == "f32")
+    return DType::F32;
+  if (precision == "bf16")
+    return DType::BF16;
+  return Status::error("unknown precision '" + precision +
+                       "', expected f32 or bf16");
+}
+
+std::string Manifest::toJson() const {
+  json weightsJson = json::array();
+  for (const WeightEntry &w : weights.entries)
+    weightsJson.push_back({{"name", w.name},
+                           {"shape", w.shape},
+                           {"dtype", dtypeName(w.dtype)},
+                           {"offset", w.offset},
+                           {"bytes", w.numBytes}});
+  json groupsJson = json::array();
+  for (const KVGroup &g : kvGroups)
+    groupsJson.push_back(
+        {{"name", g.name}, {"window", g.window}, {"layers", g.layers}});
+  json j = {{"format_version", kFormatVersion},
+            {"config", json::parse(config.toJson())},
+            {"target", target},
+            {"precision", precision},
+            {"weights_bytes", weights.totalBytes},
+            {"weights", weightsJson},
+            {"kv_groups", groupsJson}};
+  return j.dump();
+}
+
+StatusOr<Manifest> Manifest::parse(const std::string &text,
+                                   const std::string &source) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    return Status::error(source + ": the manifest is not a JSON object");
+  if (!j.contains("format_version") || j["format_version"] != kFormatVersion)
+    return Status::error(source + ": manifest format_version must be " +
+                         std::to_string(kFormatVersion));
+  for (const char *key : {"config", "target", "precision"})
+    if (!j.contains(key))
+      return Status::error(source + ": manifest lacks '" + key + "'");
+  if (!j["target"].is_string() || !j["precision"].is_string())
+    return Status::error(source + ": manifest target and precision must be strings");
+  StatusOr<ModelConfig> config =
+      ModelConfig::parse(j["config"].dump(), source + " (manifest config)");
+  if (!config.ok())
+    return config.status();
+  Manifest m;
+  m.config = *config;
+  m.target = j["target"].get<std::string>();
+  m.precision = j["precision"].get<std::string>();
+  StatusOr<DType> dtype = storageDTypeFor(m.precision);
+  if (!dtype.ok())
+    return Status::error(source + ": " + dtype.status().message());
+  // The layout is a function of the config and dtype: rebuild it rather than
+  // trust a second copy, and check the recorded total agrees.
+  m.weights = WeightLayout::forModel(m.config, *dtype);
+  if (!j.contains("weights_bytes") || j["weights_bytes"] != m.weights.totalBytes)
+    return Status::error(source + ": manifest weights_bytes disagrees with the "
+                                  "layout of its config");
+  m.kvGroups = kvGroupsFor(m.config);
+  return m;
+}
+
+} // namespace cohere2c

@@ -1,0 +1,65 @@
+//===- Manifest.h - What a compiled artifact says about itself ------------===//
+//
+// Every OUT.so carries a manifest (JSON, exported as the C string
+// `cohere2c_manifest`): the model config, the target and precision it was
+// compiled for, the weight layout its step function reads, and its KV-cache
+// groups. The runtime checks it before binding weights.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COHERE2C_ARTIFACT_MANIFEST_H
+#define COHERE2C_ARTIFACT_MANIFEST_H
+
+#include "Artifact/WeightLayout.h"
+#include "Model/Config.h"
+#include "Support/Status.h"
+
+#include <string>
+#include <vector>
+
+namespace cohere2c {
+
+/// Layers that share a window share a KV group: one block table per
+/// sequence and one block pool. The pool of a group is laid out as
+/// [blocks][layers of the group][K, V][block size][KV heads][head_dim].
+struct KVGroup {
+  std::string name;            // "full" or "sliding"
+  int64_t window = 0;          // tokens a query sees; 0 = unbounded (full)
+  std::vector<int64_t> layers; // model layer indices; position = slot in the pool
+};
+
+/// The step ABI has exactly these groups, in this order; a model without
+/// layers of one kind has that group empty.
+enum KVGroupIndex { kFullGroup = 0, kSlidingGroup = 1, kNumKVGroups = 2 };
+
+std::vector<KVGroup> kvGroupsFor(const ModelConfig &config);
+
+/// Slot of `layer` in its group's pool, and the group.
+struct KVSlot {
+  KVGroupIndex group;
+  int64_t slot;
+};
+KVSlot kvSlotOf(const ModelConfig &config, int64_t layer);
+
+struct Manifest {
+  static constexpr int kFormatVersion = 1;
+
+  ModelConfig config;
+  std::string target;    // "host" or "cuda"
+  std::string precision; // "f32", "bf16" or "fp8-rowwise"
+  WeightLayout weights;
+  std::vector<KVGroup> kvGroups;
+
+  std::string toJson() const;
+  /// Errors name `source`: bad JSON, another format version, a missing
+  /// field, an invalid config.
+  static StatusOr<Manifest> parse(const std::string &text,
+                                  const std::string &source);
+};
+
+/// The dtype weights and activations are stored in for a precision name;
+/// an unknown name is an error listing the known ones.
+StatusOr<DType> storageDTypeFor(const std::string &precision);
+
+} // namespace cohere2c
+
+#endif // COHERE2C_ARTIFACT_MANIFEST_H

@@ -1,0 +1,432 @@
+//===- SafeTensorsTest.cpp - Tests for the safetensors reader -------------===//
+//
+// Files are written byte by byte here; expected element values are worked out
+// by hand from the IEEE / OCP FP8 encodings.
+//
+//===----------------------------------------------------------------------===//
+#include "Model/SafeTensors.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+using namespace cohere2c;
+using nlohmann::json;
+
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+/// A fresh, empty folder named after the running test.
+std::string freshDir() {
+  std::string dir =
+      ::testing::TempDir() + "/safetensors-" +
+      ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+/// Writes the 8-byte little-endian header length, the header, the data.
+void writeSafeTensors(const std::string &path, const std::string &header,
+                      const Bytes &data) {
+  std::ofstream out(path, std::ios::binary);
+  uint64_t length = header.size();
+  for (int i = 0; i < 8; ++i)
+    out.put(char((length >> (8 * i)) & 0xFF));
+  out << header;
+  out.write(reinterpret_cast<const char *>(data.data()), data.size());
+}
+
+Bytes le16(std::initializer_list<uint16_t> values) {
+  Bytes bytes;
+  for (uint16_t v : values) {
+    bytes.push_back(v & 0xFF);
+    bytes.push_back(v >> 8);
+  }
+  return bytes;
+}
+
+/// Opens a one-tensor file "x" with the given dtype, shape and data.
+std::shared_ptr<SafeTensorsFile> openOne(const std::string &dtype,
+                                         std::vector<int64_t> shape,
+                                         const Bytes &data) {
+  std::string path = freshDir() + "/x.safetensors";
+  json header = {{"__metadata__", {{"format", "pt"}}},
+                 {"x",
+                  {{"dtype", dtype},
+                   {"shape", shape},
+                   {"data_offsets", {0, data.size()}}}}};
+  writeSafeTensors(path, header.dump(), data);
+  StatusOr<std::shared_ptr<SafeTensorsFile>> file = SafeTensorsFile::open(path);
+  EXPECT_TRUE(file.ok()) << file.status().message();
+  return file.ok() ? *file : nullptr;
+}
+
+/// The error message of opening a file with this header and data.
+std::string openError(const std::string &path, const std::string &header,
+                      const Bytes &data) {
+  writeSafeTensors(path, header, data);
+  StatusOr<std::shared_ptr<SafeTensorsFile>> file = SafeTensorsFile::open(path);
+  return file.ok() ? "" : file.status().message();
+}
+
+TEST(SafeTensorsTest, DTypeNamesAndSizes) {
+  EXPECT_STREQ(dtypeName(DType::F32), "F32");
+  EXPECT_STREQ(dtypeName(DType::BF16), "BF16");
+  EXPECT_STREQ(dtypeName(DType::F16), "F16");
+  EXPECT_STREQ(dtypeName(DType::F8E4M3), "F8_E4M3");
+  EXPECT_EQ(dtypeSize(DType::F32), 4u);
+  EXPECT_EQ(dtypeSize(DType::BF16), 2u);
+  EXPECT_EQ(dtypeSize(DType::F16), 2u);
+  EXPECT_EQ(dtypeSize(DType::F8E4M3), 1u);
+}
+
+TEST(SafeTensorsTest, ReadsF32) {
+  // 1.0f = 0x3F800000, -2.5f = 0xC0200000, little-endian.
+  auto file =
+      openOne("F32", {1, 2}, {0x00, 0x00, 0x80, 0x3F, 0x00, 0x00, 0x20, 0xC0});
+  ASSERT_TRUE(file);
+  ASSERT_EQ(file->tensors().size(), 1u); // __metadata__ is not a tensor.
+  const TensorView &x = file->tensors().at("x");
+  EXPECT_EQ(x.name, "x");
+  EXPECT_EQ(x.dtype, DType::F32);
+  EXPECT_EQ(x.shape, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(x.numElements(), 2);
+  EXPECT_EQ(x.numBytes, 8u);
+  EXPECT_EQ(x.at(0), 1.0f);
+  EXPECT_EQ(x.at(1), -2.5f);
+}
+
+TEST(SafeTensorsTest, ReadsBF16) {
+  auto file =
+      openOne("BF16", {5}, le16({0x3F80, 0xC000, 0x4049, 0x7F80, 0x0001}));
+  ASSERT_TRUE(file);
+  const TensorView &x = file->tensors().at("x");
+  EXPECT_EQ(x.at(0), 1.0f);
+  EXPECT_EQ(x.at(1), -2.0f);
+  EXPECT_EQ(x.at(2), 3.140625f); // 0x40490000
+  EXPECT_EQ(x.at(3), INFINITY);
+  EXPECT_EQ(x.at(4), std::ldexp(1.0f, -133)); // f32 subnormal 0x00010000
+}
+
+TEST(SafeTensorsTest, ReadsF16) {
+  auto file = openOne("F16", {10},
+                      le16({0x3C00, 0xC000, 0x3555, 0x0001, 0x03FF, 0x0400,
+                            0x7BFF, 0xFC00, 0x7E00, 0x8000}));
+  ASSERT_TRUE(file);
+  const TensorView &x = file->tensors().at("x");
+  EXPECT_EQ(x.at(0), 1.0f);
+  EXPECT_EQ(x.at(1), -2.0f);
+  EXPECT_EQ(x.at(2), 0.333251953125f);          // 1365 / 4096
+  EXPECT_EQ(x.at(3), std::ldexp(1.0f, -24));    // smallest subnormal
+  EXPECT_EQ(x.at(4), std::ldexp(1023.0f, -24)); // largest subnormal
+  EXPECT_EQ(x.at(5), std::ldexp(1.0f, -14));    // smallest normal
+  EXPECT_EQ(x.at(6), 65504.0f);                 // largest finite
+  EXPECT_EQ(x.at(7), -INFINITY);
+  EXPECT_TRUE(std::isnan(x.at(8)));
+  EXPECT_EQ(x.at(9), 0.0f);
+  EXPECT_TRUE(std::signbit(x.at(9)));
+}
+
+TEST(SafeTensorsTest, ReadsF8E4M3) {
+  auto file = openOne(
+      "F8_E4M3", {2, 6},
+      {0x38, 0xB8, 0x3C, 0x7E, 0xFE, 0x7D, 0x01, 0x07, 0x08, 0x7F, 0xFF, 0x80});
+  ASSERT_TRUE(file);
+  const TensorView &x = file->tensors().at("x");
+  EXPECT_EQ(x.numBytes, 12u);
+  EXPECT_EQ(x.at(0), 1.0f); // exponent 7 = bias
+  EXPECT_EQ(x.at(1), -1.0f);
+  EXPECT_EQ(x.at(2), 1.5f);
+  EXPECT_EQ(x.at(3), 448.0f); // max finite, 1.75 x 2^8
+  EXPECT_EQ(x.at(4), -448.0f);
+  EXPECT_EQ(x.at(5), 416.0f);               // 1.625 x 2^8
+  EXPECT_EQ(x.at(6), std::ldexp(1.0f, -9)); // smallest subnormal
+  EXPECT_EQ(x.at(7), std::ldexp(7.0f, -9)); // largest subnormal
+  EXPECT_EQ(x.at(8), std::ldexp(1.0f, -6)); // smallest normal
+  EXPECT_TRUE(std::isnan(x.at(9)));
+  EXPECT_TRUE(std::isnan(x.at(10)));
+  EXPECT_EQ(x.at(11), 0.0f);
+  EXPECT_TRUE(std::signbit(x.at(11)));
+}
+
+TEST(SafeTensorsTest, RejectsMissingFile) {
+  std::string path = freshDir() + "/absent.safetensors";
+  StatusOr<std::shared_ptr<SafeTensorsFile>> file = SafeTensorsFile::open(path);
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.status().message(),
+            path + ": cannot open (No such file or directory)");
+}
+
+TEST(SafeTensorsTest, RejectsFileShorterThanLength) {
+  std::string path = freshDir() + "/short.safetensors";
+  std::ofstream(path, std::ios::binary) << "abcde";
+  StatusOr<std::shared_ptr<SafeTensorsFile>> file = SafeTensorsFile::open(path);
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.status().message(),
+            path + ": file is 5 bytes, shorter than the 8-byte header length");
+}
+
+TEST(SafeTensorsTest, RejectsHeaderLongerThanFile) {
+  std::string path = freshDir() + "/truncated.safetensors";
+  // The length field says 200 bytes of header; only 12 follow.
+  std::ofstream out(path, std::ios::binary);
+  out.write("\xC8\0\0\0\0\0\0\0", 8);
+  out << "{\"x\": {\"dty";
+  out.close();
+  StatusOr<std::shared_ptr<SafeTensorsFile>> file = SafeTensorsFile::open(path);
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.status().message(),
+            path + ": header length 200 exceeds the 11 bytes after the "
+                   "length field");
+}
+
+TEST(SafeTensorsTest, RejectsBadJson) {
+  std::string path = freshDir() + "/bad.safetensors";
+  EXPECT_EQ(openError(path, "{\"x\": [", {}),
+            path + ": header is not a JSON object");
+}
+
+TEST(SafeTensorsTest, RejectsTruncatedData) {
+  std::string path = freshDir() + "/cut.safetensors";
+  std::string header =
+      R"({"x": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})";
+  EXPECT_EQ(openError(path, header, Bytes(10)),
+            path + ": tensor x has data_offsets [0,16] outside the data "
+                   "section of 10 bytes");
+}
+
+TEST(SafeTensorsTest, RejectsReversedOffsets) {
+  std::string path = freshDir() + "/reversed.safetensors";
+  std::string header =
+      R"({"x": {"dtype": "F32", "shape": [1], "data_offsets": [8, 4]}})";
+  EXPECT_EQ(openError(path, header, Bytes(8)),
+            path + ": tensor x has data_offsets [8,4] outside the data "
+                   "section of 8 bytes");
+}
+
+TEST(SafeTensorsTest, RejectsOffsetsNotMatchingShape) {
+  std::string path = freshDir() + "/mismatch.safetensors";
+  std::string header =
+      R"({"x": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})";
+  EXPECT_EQ(openError(path, header, Bytes(12)),
+            path + ": tensor x has 8 bytes at data_offsets [0,8], expected "
+                   "shape [3] x 4 bytes");
+}
+
+TEST(SafeTensorsTest, RejectsUnsupportedDType) {
+  std::string path = freshDir() + "/f64.safetensors";
+  std::string header =
+      R"({"logits": {"dtype": "F64", "shape": [1], "data_offsets": [0, 8]}})";
+  EXPECT_EQ(openError(path, header, Bytes(8)),
+            path + ": tensor logits has unsupported dtype F64 (supported: "
+                   "F32, BF16, F16, F8_E4M3)");
+}
+
+TEST(SafeTensorsTest, OpensSingleFileCheckpoint) {
+  std::string dir = freshDir();
+  writeSafeTensors(
+      dir + "/model.safetensors",
+      R"({"a": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}})",
+      le16({0x3F80, 0x4000}));
+  StatusOr<Checkpoint> checkpoint = Checkpoint::open(dir);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().message();
+  const TensorView *a = checkpoint->find("a");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->at(1), 2.0f);
+  EXPECT_EQ(a->file, dir + "/model.safetensors");
+  EXPECT_EQ(checkpoint->find("b"), nullptr);
+}
+
+/// Two shards: "a" (F32 [2]) in the first, "b" (F16 [1]) in the second.
+std::string writeShardedCheckpoint(const json &weightMap) {
+  std::string dir = freshDir();
+  writeSafeTensors(
+      dir + "/model-00001-of-00002.safetensors",
+      R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})",
+      {0x00, 0x00, 0x80, 0x3F, 0x00, 0x00, 0x40, 0x40}); // 1.0f, 3.0f
+  writeSafeTensors(
+      dir + "/model-00002-of-00002.safetensors",
+      R"({"b": {"dtype": "F16", "shape": [1], "data_offsets": [0, 2]}})",
+      le16({0xBC00})); // -1.0
+  json index = {{"metadata", {{"total_size", 10}}}, {"weight_map", weightMap}};
+  std::ofstream(dir + "/model.safetensors.index.json") << index.dump();
+  return dir;
+}
+
+TEST(SafeTensorsTest, OpensShardedCheckpoint) {
+  std::string dir =
+      writeShardedCheckpoint({{"a", "model-00001-of-00002.safetensors"},
+                              {"b", "model-00002-of-00002.safetensors"}});
+  StatusOr<Checkpoint> checkpoint = Checkpoint::open(dir);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().message();
+  EXPECT_EQ(checkpoint->tensors().size(), 2u);
+  const TensorView *a = checkpoint->find("a");
+  const TensorView *b = checkpoint->find("b");
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(a->at(0), 1.0f);
+  EXPECT_EQ(a->at(1), 3.0f);
+  EXPECT_EQ(b->dtype, DType::F16);
+  EXPECT_EQ(b->at(0), -1.0f);
+  EXPECT_EQ(b->file, dir + "/model-00002-of-00002.safetensors");
+}
+
+TEST(SafeTensorsTest, RejectsIndexNamingMissingShard) {
+  std::string dir =
+      writeShardedCheckpoint({{"a", "model-00001-of-00002.safetensors"},
+                              {"b", "model-00003-of-00002.safetensors"}});
+  StatusOr<Checkpoint> checkpoint = Checkpoint::open(dir);
+  ASSERT_FALSE(checkpoint.ok());
+  EXPECT_EQ(checkpoint.status().message(),
+            dir +
+                "/model.safetensors.index.json: shard "
+                "model-00003-of-00002.safetensors: " +
+                dir +
+                "/model-00003-of-00002.safetensors: cannot open (No "
+                "such file or directory)");
+}
+
+TEST(SafeTensorsTest, RejectsIndexPlacingTensorInWrongShard) {
+  std::string dir =
+      writeShardedCheckpoint({{"a", "model-00001-of-00002.safetensors"},
+                              {"b", "model-00001-of-00002.safetensors"}});
+  StatusOr<Checkpoint> checkpoint = Checkpoint::open(dir);
+  ASSERT_FALSE(checkpoint.ok());
+  EXPECT_EQ(checkpoint.status().message(),
+            dir + "/model-00001-of-00002.safetensors: tensor b missing (the "
+                  "index places it in this shard)");
+}
+
+TEST(SafeTensorsTest, RejectsFolderWithoutCheckpoint) {
+  std::string dir = freshDir();
+  StatusOr<Checkpoint> checkpoint = Checkpoint::open(dir);
+  ASSERT_FALSE(checkpoint.ok());
+  EXPECT_EQ(checkpoint.status().message(),
+            dir + ": neither model.safetensors nor "
+                  "model.safetensors.index.json found");
+}
+
+/// hidden 4, intermediate 6, 1 layer, 2 heads, 1 KV head, head_dim 3, vocab 5.
+ModelConfig smallConfig() {
+  ModelConfig config;
+  config.hiddenSize = 4;
+  config.intermediateSize = 6;
+  config.numLayers = 1;
+  config.numHeads = 2;
+  config.numKVHeads = 1;
+  config.headDim = 3;
+  config.vocabSize = 5;
+  config.layerKinds = {LayerKind::Full};
+  return config;
+}
+
+/// The tensors of smallConfig(), worked out by hand from the HF model code.
+std::vector<TensorSpec> smallConfigTensors() {
+  return {{"model.embed_tokens.weight", {5, 4}},
+          {"model.layers.0.input_layernorm.weight", {4}},
+          {"model.layers.0.self_attn.q_proj.weight", {6, 4}},
+          {"model.layers.0.self_attn.k_proj.weight", {3, 4}},
+          {"model.layers.0.self_attn.v_proj.weight", {3, 4}},
+          {"model.layers.0.self_attn.o_proj.weight", {4, 6}},
+          {"model.layers.0.mlp.gate_proj.weight", {6, 4}},
+          {"model.layers.0.mlp.up_proj.weight", {6, 4}},
+          {"model.layers.0.mlp.down_proj.weight", {4, 6}},
+          {"model.norm.weight", {4}}};
+}
+
+/// Writes dir/model.safetensors with zero-filled BF16 tensors.
+void writeCheckpoint(const std::string &dir,
+                     const std::vector<TensorSpec> &specs) {
+  json header = json::object();
+  size_t offset = 0;
+  for (const TensorSpec &spec : specs) {
+    size_t bytes = 2;
+    for (int64_t d : spec.shape)
+      bytes *= d;
+    header[spec.name] = {{"dtype", "BF16"},
+                         {"shape", spec.shape},
+                         {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  writeSafeTensors(dir + "/model.safetensors", header.dump(), Bytes(offset));
+}
+
+TEST(SafeTensorsTest, ExpectedTensorsFollowConfig) {
+  std::vector<TensorSpec> got = expectedTensors(smallConfig());
+  std::vector<TensorSpec> want = smallConfigTensors();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].name, want[i].name);
+    EXPECT_EQ(got[i].shape, want[i].shape) << want[i].name;
+  }
+}
+
+TEST(SafeTensorsTest, CheckTensorsAcceptsCompleteCheckpoint) {
+  std::string dir = freshDir();
+  std::vector<TensorSpec> specs = smallConfigTensors();
+  specs.push_back({"extra.weight", {1}}); // Extra tensors are fine.
+  writeCheckpoint(dir, specs);
+  StatusOr<Checkpoint> checkpoint = Checkpoint::open(dir);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().message();
+  Status status = checkTensors(smallConfig(), *checkpoint, dir);
+  EXPECT_TRUE(status.ok()) << status.message();
+}
+
+TEST(SafeTensorsTest, CheckTensorsReportsMissingTensor) {
+  std::string dir = freshDir();
+  std::vector<TensorSpec> specs = smallConfigTensors();
+  specs.erase(specs.begin() + 7); // mlp.up_proj.weight
+  writeCheckpoint(dir, specs);
+  StatusOr<Checkpoint> checkpoint = Checkpoint::open(dir);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().message();
+  Status status = checkTensors(smallConfig(), *checkpoint, dir);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(),
+            dir + ": tensor model.layers.0.mlp.up_proj.weight missing");
+}
+
+TEST(SafeTensorsTest, CheckTensorsReportsWrongShape) {
+  std::string dir = freshDir();
+  std::vector<TensorSpec> specs = smallConfigTensors();
+  specs[2].shape = {4, 6}; // q_proj transposed
+  writeCheckpoint(dir, specs);
+  StatusOr<Checkpoint> checkpoint = Checkpoint::open(dir);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().message();
+  Status status = checkTensors(smallConfig(), *checkpoint, dir);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(),
+            dir + ": tensor model.layers.0.self_attn.q_proj.weight has shape "
+                  "[4, 6], expected [6, 4]");
+}
+
+/// The tiny checkpoints: 8 layers x 8 tensors + embedding + final norm.
+void checkTinyCheckpoint(const std::string &name, DType dtype) {
+  std::string dir = std::string(COHERE2C_TEST_DATA_DIR) + "/models/" + name;
+  StatusOr<ModelConfig> config = ModelConfig::fromFile(dir + "/config.json");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  StatusOr<Checkpoint> checkpoint = Checkpoint::open(dir);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().message();
+  EXPECT_EQ(checkpoint->tensors().size(), 66u);
+  const TensorView *embedding = checkpoint->find("model.embed_tokens.weight");
+  ASSERT_NE(embedding, nullptr);
+  EXPECT_EQ(embedding->dtype, dtype);
+  EXPECT_EQ(embedding->shape, (std::vector<int64_t>{512, 128}));
+  EXPECT_EQ(embedding->numBytes, 512u * 128u * dtypeSize(dtype));
+  Status status = checkTensors(*config, *checkpoint, dir);
+  EXPECT_TRUE(status.ok()) << status.message();
+}
+
+TEST(SafeTensorsTest, ChecksTinyCohere2) {
+  checkTinyCheckpoint("tiny-cohere2", DType::F32);
+}
+
+TEST(SafeTensorsTest, ChecksTinyCohere2BF16) {
+  checkTinyCheckpoint("tiny-cohere2-bf16", DType::BF16);
+}
+
+} // namespace
