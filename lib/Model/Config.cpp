@@ -1,4 +1,4 @@
-//===- Config.cpp - The Cohere2 model description from HF config.json ----===//
+//===- Config.cpp - The Cohere2 model description from HF config.json -----===//
 //
 // Every lookup checks the JSON type before get<>(): this code is linked into
 // code built with -fno-exceptions, so nlohmann/json must never throw.

@@ -1,0 +1,488 @@
+//===- AttnToHost.cpp - Lower the attn step function to host loops --------===//
+//
+// Each attn op becomes a loop nest over memrefs; every op result gets a
+// buffer [T, features] that is freed after its last use. The arithmetic is
+// f32 with sequential f32 accumulation; rotary angles are computed in f64.
+// Formulas: DESIGN.md "The model, exactly" and the float64 oracle
+// (reference/make_reference.py, reference_forward).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Conversion/AttnToHost/AttnToHost.h"
+
+#include "Frontend/ModelToAttn.h"
+#include "cohere2c/Dialect/Attn/IR/Attn.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <limits>
+
+namespace mlir::cohere2c {
+#define GEN_PASS_DEF_CONVERTATTNTOHOST
+#include "Conversion/Passes.h.inc"
+} // namespace mlir::cohere2c
+
+using namespace mlir;
+using namespace mlir::cohere2c;
+
+namespace {
+
+/// The arguments of the lowered step function, in ABI order.
+enum StepArg {
+  kWeights,
+  kIds,
+  kPositions,
+  kSeqs,
+  kFullTables,
+  kFullPool,
+  kSlidingTables,
+  kSlidingPool,
+  kLogitRows,
+  kLogits,
+  kBlockSize,
+  kNumStepArgs
+};
+
+/// Where an attention layer keeps its K and V: its group's tables and pool,
+/// its slot in the group, and the group's number of layers.
+struct CacheSlot {
+  Value tables, pool;
+  int64_t slot = 0, layersInGroup = 0;
+};
+
+class StepLowering {
+public:
+  StepLowering(ImplicitLocOpBuilder &b, func::FuncOp step, ModuleOp module)
+      : b(b), step(step), module(module) {}
+
+  LogicalResult run(func::FuncOp source);
+
+private:
+  // --- small builders -----------------------------------------------------
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+  }
+  Value toIndex(Value i32) {
+    return arith::IndexCastOp::create(b, b.getIndexType(), i32);
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value addf(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
+  Value mulf(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
+  Value subf(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
+  Value load(Value memref, ValueRange indices) {
+    return memref::LoadOp::create(b, memref, indices);
+  }
+  void store(Value v, Value memref, ValueRange indices) {
+    memref::StoreOp::create(b, v, memref, indices);
+  }
+  Value arg(StepArg a) { return step.getArgument(a); }
+
+  /// for iv in [lb, ub): body(iv)
+  void forLoop(Value lb, Value ub, function_ref<void(Value)> body) {
+    auto loop = scf::ForOp::create(b, lb, ub, index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    body(loop.getInductionVar());
+  }
+  /// acc = init; for iv in [lb, ub): acc = body(iv, acc); returns acc.
+  Value reduce(Value lb, Value ub, Value init,
+               function_ref<Value(Value, Value)> body) {
+    auto loop = scf::ForOp::create(b, lb, ub, index(1), ValueRange{init});
+    OpBuilder::InsertionGuard guard(b);
+    Block *block = loop.getBody();
+    b.setInsertionPointToEnd(block);
+    Value next = body(loop.getInductionVar(), block->getArgument(1));
+    scf::YieldOp::create(b, next);
+    return loop.getResult(0);
+  }
+  /// sum over k in [0, n) of x[xRow, k] * w[wRow, k], in f32.
+  Value dot(Value x, Value xRow, Value w, Value wRow, int64_t n) {
+    return reduce(index(0), index(n), f32(0), [&](Value k, Value acc) {
+      return addf(acc, mulf(load(x, {xRow, k}), load(w, {wRow, k})));
+    });
+  }
+
+  /// A [T, features] f32 buffer for an op result.
+  Value allocActivation(Value result) {
+    auto type = cast<RankedTensorType>(result.getType());
+    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+    Value buffer = memref::AllocOp::create(b, memrefType, ValueRange{tokens});
+    buffers[result] = buffer;
+    return buffer;
+  }
+  /// The weight `name` viewed in the weights buffer at its offset.
+  Value weight(FlatSymbolRefAttr name) {
+    auto decl = SymbolTable::lookupNearestSymbolFrom<attn::WeightOp>(module, name);
+    auto type = cast<RankedTensorType>(decl.getType());
+    return memref::ViewOp::create(
+        b, MemRefType::get(type.getShape(), type.getElementType()),
+        arg(kWeights), index(decl.getOffset()), ValueRange{});
+  }
+
+  // --- one lowering per op --------------------------------------------------
+  void lower(attn::EmbeddingOp op);
+  void lower(attn::LayerNormOp op);
+  void lower(attn::LinearOp op);
+  void lower(attn::AttentionOp op);
+  void lower(attn::SwiGLUOp op);
+  void lower(attn::ResidualSumOp op);
+  void lower(attn::LogitsOp op);
+
+  /// cos and sin (f32) of the rotary angle position * theta^(-2m/headDim).
+  std::pair<Value, Value> ropeAngle(attn::RopeAttr rope, int64_t headDim,
+                                    Value position, Value m);
+  CacheSlot cacheSlotOf(attn::AttentionOp op);
+
+  ImplicitLocOpBuilder &b;
+  func::FuncOp step;
+  ModuleOp module;
+  Value tokens; // T, the number of tokens of this step (index)
+  DenseMap<Value, Value> buffers;
+  /// Per-token scratch of attention, allocated once at entry (not in loops).
+  Value queryScratch, accScratch;
+};
+
+LogicalResult StepLowering::run(func::FuncOp source) {
+  b.setInsertionPointToStart(step.addEntryBlock());
+  tokens = memref::DimOp::create(b, arg(kIds), 0);
+  buffers[source.getArgument(0)] = arg(kIds);
+  buffers[source.getArgument(1)] = arg(kPositions);
+
+  int64_t maxHeadDim = 1;
+  source.walk([&](attn::AttentionOp op) {
+    maxHeadDim = std::max<int64_t>(maxHeadDim, op.getHeadDim());
+  });
+  auto scratch = MemRefType::get({maxHeadDim}, b.getF32Type());
+  queryScratch = memref::AllocaOp::create(b, scratch);
+  accScratch = memref::AllocaOp::create(b, scratch);
+
+  // Free each buffer right after the last op that reads it.
+  Block &body = source.getBody().front();
+  DenseMap<Value, Operation *> lastUse;
+  for (Operation &op : body)
+    for (Value operand : op.getOperands())
+      lastUse[operand] = &op;
+
+  for (Operation &op : body) {
+    if (isa<func::ReturnOp>(op))
+      break; // the logits op wrote into the logits argument
+    b.setLoc(op.getLoc());
+    bool handled = true;
+    llvm::TypeSwitch<Operation *>(&op)
+        .Case<attn::EmbeddingOp, attn::LayerNormOp, attn::LinearOp,
+              attn::AttentionOp, attn::SwiGLUOp, attn::ResidualSumOp,
+              attn::LogitsOp>([&](auto typed) { lower(typed); })
+        .Default([&](Operation *) { handled = false; });
+    if (!handled)
+      return op.emitOpError("cannot be lowered to the host target");
+    for (Value operand : op.getOperands())
+      if (!isa<BlockArgument>(operand) && lastUse[operand] == &op &&
+          buffers.count(operand))
+        memref::DeallocOp::create(b, buffers[operand]);
+  }
+  func::ReturnOp::create(b);
+  return success();
+}
+
+void StepLowering::lower(attn::EmbeddingOp op) {
+  Value out = allocActivation(op.getResult());
+  Value table = weight(op.getWeightAttr());
+  int64_t hidden = cast<RankedTensorType>(op.getType()).getDimSize(1);
+  Value ids = buffers[op.getIds()];
+  forLoop(index(0), tokens, [&](Value t) {
+    Value row = toIndex(load(ids, {t}));
+    forLoop(index(0), index(hidden), [&](Value d) {
+      store(load(table, {row, d}), out, {t, d});
+    });
+  });
+}
+
+// out = (x - mean) / sqrt(var + eps) * w, biased variance (Cohere LayerNorm).
+void StepLowering::lower(attn::LayerNormOp op) {
+  Value out = allocActivation(op.getResult());
+  Value in = buffers[op.getInput()];
+  Value w = weight(op.getWeightAttr());
+  int64_t hidden = cast<RankedTensorType>(op.getType()).getDimSize(1);
+  Value n = f32(hidden);
+  forLoop(index(0), tokens, [&](Value t) {
+    Value sum = reduce(index(0), index(hidden), f32(0), [&](Value d, Value acc) {
+      return addf(acc, load(in, {t, d}));
+    });
+    Value mean = arith::DivFOp::create(b, sum, n);
+    Value sq = reduce(index(0), index(hidden), f32(0), [&](Value d, Value acc) {
+      Value c = subf(load(in, {t, d}), mean);
+      return addf(acc, mulf(c, c));
+    });
+    Value var = arith::DivFOp::create(b, sq, n);
+    Value rstd = math::RsqrtOp::create(
+        b, addf(var, f32(op.getEps().convertToDouble())));
+    forLoop(index(0), index(hidden), [&](Value d) {
+      Value normed = mulf(subf(load(in, {t, d}), mean), rstd);
+      store(mulf(normed, load(w, {d})), out, {t, d});
+    });
+  });
+}
+
+void StepLowering::lower(attn::LinearOp op) {
+  Value out = allocActivation(op.getResult());
+  Value in = buffers[op.getInput()];
+  Value w = weight(op.getWeightAttr());
+  int64_t inFeatures = cast<RankedTensorType>(op.getInput().getType()).getDimSize(1);
+  int64_t outFeatures = cast<RankedTensorType>(op.getType()).getDimSize(1);
+  forLoop(index(0), tokens, [&](Value t) {
+    forLoop(index(0), index(outFeatures), [&](Value n) {
+      store(dot(in, t, w, n, inFeatures), out, {t, n});
+    });
+  });
+}
+
+// silu(g) * u = g / (1 + exp(-g)) * u
+void StepLowering::lower(attn::SwiGLUOp op) {
+  Value out = allocActivation(op.getResult());
+  Value gate = buffers[op.getGate()], up = buffers[op.getUp()];
+  int64_t features = cast<RankedTensorType>(op.getType()).getDimSize(1);
+  forLoop(index(0), tokens, [&](Value t) {
+    forLoop(index(0), index(features), [&](Value d) {
+      Value g = load(gate, {t, d});
+      Value e = math::ExpOp::create(b, arith::NegFOp::create(b, g));
+      Value silu = arith::DivFOp::create(b, g, addf(f32(1), e));
+      store(mulf(silu, load(up, {t, d})), out, {t, d});
+    });
+  });
+}
+
+void StepLowering::lower(attn::ResidualSumOp op) {
+  Value out = allocActivation(op.getResult());
+  int64_t features = cast<RankedTensorType>(op.getType()).getDimSize(1);
+  SmallVector<Value> inputs;
+  for (Value v : op.getInputs())
+    inputs.push_back(buffers[v]);
+  forLoop(index(0), tokens, [&](Value t) {
+    forLoop(index(0), index(features), [&](Value d) {
+      Value sum = load(inputs[0], {t, d});
+      for (Value in : ArrayRef<Value>(inputs).drop_front())
+        sum = addf(sum, load(in, {t, d}));
+      store(sum, out, {t, d});
+    });
+  });
+}
+
+// logits[r, v] = (x[rows[r]] . E[v]) * scale, only for the requested rows.
+void StepLowering::lower(attn::LogitsOp op) {
+  Value in = buffers[op.getInput()];
+  Value table = weight(op.getWeightAttr());
+  Value rows = arg(kLogitRows), logits = arg(kLogits);
+  auto type = cast<RankedTensorType>(op.getType());
+  int64_t hidden = cast<RankedTensorType>(op.getInput().getType()).getDimSize(1);
+  Value scale = f32(op.getScale().convertToDouble());
+  Value numRows = memref::DimOp::create(b, rows, 0);
+  forLoop(index(0), numRows, [&](Value r) {
+    Value t = toIndex(load(rows, {r}));
+    forLoop(index(0), index(type.getDimSize(1)), [&](Value v) {
+      store(mulf(dot(in, t, table, v, hidden), scale), logits, {r, v});
+    });
+  });
+}
+
+std::pair<Value, Value> StepLowering::ropeAngle(attn::RopeAttr rope,
+                                                int64_t headDim, Value position,
+                                                Value m) {
+  // theta^(-2m/headDim) * p, in f64 (the oracle is float64).
+  Type f64 = b.getF64Type();
+  Value mf = arith::SIToFPOp::create(
+      b, f64, arith::IndexCastOp::create(b, b.getI64Type(), m));
+  Value exponent = arith::MulFOp::create(
+      b, mf, arith::ConstantOp::create(b, b.getF64FloatAttr(-2.0 / headDim)));
+  Value theta = arith::ConstantOp::create(
+      b, b.getF64FloatAttr(rope.getTheta().convertToDouble()));
+  Value invFreq = math::PowFOp::create(b, theta, exponent);
+  Value p = arith::SIToFPOp::create(b, f64, position);
+  Value angle = arith::MulFOp::create(b, p, invFreq);
+  Type f32Type = b.getF32Type();
+  return {arith::TruncFOp::create(b, f32Type, math::CosOp::create(b, angle)),
+          arith::TruncFOp::create(b, f32Type, math::SinOp::create(b, angle))};
+}
+
+CacheSlot StepLowering::cacheSlotOf(attn::AttentionOp op) {
+  // Layers of a kind share a group; a layer's slot is its rank among them.
+  bool sliding = op.getSlidingWindow().has_value();
+  CacheSlot slot;
+  slot.tables = arg(sliding ? kSlidingTables : kFullTables);
+  slot.pool = arg(sliding ? kSlidingPool : kFullPool);
+  module.walk([&](attn::AttentionOp other) {
+    if (other.getSlidingWindow().has_value() != sliding)
+      return;
+    if (other.getKvSlot() < op.getKvSlot())
+      ++slot.slot;
+    ++slot.layersInGroup;
+  });
+  return slot;
+}
+
+// Per token t at position p of sequence row s (one pass over the step):
+//   1. K and V of t (K rotated when the layer has RoPE) into the cache;
+//   2. o[t, h] = softmax_j(q[t, h] . K[j] / sqrt(hd)) V[j] over the cached
+//      keys j of s with p - W < j <= p (sliding) or j <= p (full).
+// Softmax in two passes: the maximum score, then the exponentials.
+void StepLowering::lower(attn::AttentionOp op) {
+  Value out = allocActivation(op.getResult());
+  Value q = buffers[op.getQ()], k = buffers[op.getK()], v = buffers[op.getV()];
+  Value positions = buffers[op.getPositions()], seqs = arg(kSeqs);
+  int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads();
+  int64_t hd = op.getHeadDim(), group = heads / kvHeads;
+  auto rope = dyn_cast<attn::RopeAttr>(op.getPosition());
+  std::optional<int64_t> window = op.getSlidingWindow();
+  CacheSlot cache = cacheSlotOf(op);
+  Value blockSize =
+      arith::IndexCastOp::create(b, b.getIndexType(), arg(kBlockSize));
+
+  // Offset of element (kv, token j, KV head, 0) in the pool.
+  auto cacheOffset = [&](Value s, Value j, int64_t kv, Value kvh) {
+    Value block = toIndex(load(cache.tables,
+                               {s, arith::DivUIOp::create(b, j, blockSize)}));
+    Value inBlock = arith::RemUIOp::create(b, j, blockSize);
+    Value layer = add(mul(block, index(cache.layersInGroup)), index(cache.slot));
+    Value plane = add(mul(layer, index(2)), index(kv));
+    Value row = add(mul(plane, blockSize), inBlock);
+    return mul(add(mul(row, index(kvHeads)), kvh), index(hd));
+  };
+
+  // 1. Append K (rotated) and V.
+  forLoop(index(0), tokens, [&](Value t) {
+    Value p32 = load(positions, {t});
+    Value p = toIndex(p32), s = toIndex(load(seqs, {t}));
+    forLoop(index(0), index(kvHeads), [&](Value kvh) {
+      Value kBase = cacheOffset(s, p, 0, kvh), vBase = cacheOffset(s, p, 1, kvh);
+      Value col = mul(kvh, index(hd));
+      forLoop(index(0), index(hd), [&](Value d) {
+        store(load(v, {t, add(col, d)}), cache.pool, {add(vBase, d)});
+      });
+      if (!rope) {
+        forLoop(index(0), index(hd), [&](Value d) {
+          store(load(k, {t, add(col, d)}), cache.pool, {add(kBase, d)});
+        });
+        return;
+      }
+      // Interleaved pairs (x[2m], x[2m+1]) rotate by angle(p, m).
+      forLoop(index(0), index(hd / 2), [&](Value m) {
+        auto [c, sn] = ropeAngle(rope, hd, p32, m);
+        Value even = mul(m, index(2)), odd = add(even, index(1));
+        Value x0 = load(k, {t, add(col, even)}), x1 = load(k, {t, add(col, odd)});
+        store(subf(mulf(x0, c), mulf(x1, sn)), cache.pool, {add(kBase, even)});
+        store(addf(mulf(x1, c), mulf(x0, sn)), cache.pool, {add(kBase, odd)});
+      });
+    });
+  });
+
+  // 2. Attend.
+  Value scale = f32(1.0 / std::sqrt((double)hd));
+  forLoop(index(0), tokens, [&](Value t) {
+    Value p32 = load(positions, {t});
+    Value p = toIndex(p32), s = toIndex(load(seqs, {t}));
+    Value first = index(0);
+    if (window) // keys p - W < j <= p
+      first = arith::MaxSIOp::create(b, index(0), add(p, index(1 - *window)));
+    Value end = add(p, index(1));
+    forLoop(index(0), index(heads), [&](Value h) {
+      Value kvh = arith::DivUIOp::create(b, h, index(group));
+      Value col = mul(h, index(hd));
+      // The query row, rotated for RoPE layers.
+      if (rope) {
+        forLoop(index(0), index(hd / 2), [&](Value m) {
+          auto [c, sn] = ropeAngle(rope, hd, p32, m);
+          Value even = mul(m, index(2)), odd = add(even, index(1));
+          Value x0 = load(q, {t, add(col, even)}), x1 = load(q, {t, add(col, odd)});
+          store(subf(mulf(x0, c), mulf(x1, sn)), queryScratch, {even});
+          store(addf(mulf(x1, c), mulf(x0, sn)), queryScratch, {odd});
+        });
+      } else {
+        forLoop(index(0), index(hd), [&](Value d) {
+          store(load(q, {t, add(col, d)}), queryScratch, {d});
+        });
+      }
+      auto score = [&](Value j) {
+        Value base = cacheOffset(s, j, 0, kvh);
+        Value dotv = reduce(index(0), index(hd), f32(0), [&](Value d, Value acc) {
+          return addf(acc, mulf(load(queryScratch, {d}),
+                                load(cache.pool, {add(base, d)})));
+        });
+        return mulf(dotv, scale);
+      };
+      Value maxScore = reduce(first, end, f32(-std::numeric_limits<float>::infinity()),
+                              [&](Value j, Value acc) {
+                                return arith::MaximumFOp::create(b, acc, score(j));
+                              });
+      forLoop(index(0), index(hd), [&](Value d) { store(f32(0), accScratch, {d}); });
+      Value denom = reduce(first, end, f32(0), [&](Value j, Value acc) {
+        Value e = math::ExpOp::create(b, subf(score(j), maxScore));
+        Value base = cacheOffset(s, j, 1, kvh);
+        forLoop(index(0), index(hd), [&](Value d) {
+          Value prev = load(accScratch, {d});
+          store(addf(prev, mulf(e, load(cache.pool, {add(base, d)}))), accScratch, {d});
+        });
+        return addf(acc, e);
+      });
+      forLoop(index(0), index(hd), [&](Value d) {
+        store(arith::DivFOp::create(b, load(accScratch, {d}), denom), out,
+              {t, add(col, d)});
+      });
+    });
+  });
+}
+
+struct ConvertAttnToHostPass
+    : public mlir::cohere2c::impl::ConvertAttnToHostBase<ConvertAttnToHostPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto source = module.lookupSymbol<func::FuncOp>(kStepFunctionName);
+    if (!source) {
+      module.emitError() << "no @" << kStepFunctionName << " to lower";
+      return signalPassFailure();
+    }
+    // Host arithmetic is f32 (bf16 and fp8 are the cuda target's).
+    WalkResult precision = module.walk([&](attn::WeightOp w) {
+      if (!cast<RankedTensorType>(w.getType()).getElementType().isF32()) {
+        w.emitOpError("the host target computes in f32; compile with --precision f32");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (precision.wasInterrupted())
+      return signalPassFailure();
+
+    MLIRContext *ctx = &getContext();
+    ImplicitLocOpBuilder b(source.getLoc(), ctx);
+    auto dyn = ShapedType::kDynamic;
+    Type i32 = b.getI32Type(), f32 = b.getF32Type();
+    SmallVector<Type> args(kNumStepArgs);
+    args[kWeights] = MemRefType::get({dyn}, b.getI8Type());
+    args[kIds] = args[kPositions] = args[kSeqs] = args[kLogitRows] =
+        MemRefType::get({dyn}, i32);
+    args[kFullTables] = args[kSlidingTables] = MemRefType::get({dyn, dyn}, i32);
+    args[kFullPool] = args[kSlidingPool] = MemRefType::get({dyn}, f32);
+    args[kLogits] = MemRefType::get({dyn, dyn}, f32);
+    args[kBlockSize] = b.getI64Type();
+
+    b.setInsertionPoint(source);
+    auto step = func::FuncOp::create(b, "cohere2c_step_lowered",
+                                     b.getFunctionType(args, {}));
+    step->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    StepLowering lowering(b, step, module);
+    if (failed(lowering.run(source)))
+      return signalPassFailure();
+    source.erase();
+    step.setName(kStepFunctionName);
+    for (auto w : llvm::make_early_inc_range(module.getOps<attn::WeightOp>()))
+      w.erase();
+  }
+};
+
+} // namespace

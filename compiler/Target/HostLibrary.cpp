@@ -1,0 +1,110 @@
+//===- HostLibrary.cpp - LLVM dialect module -> host shared library -------===//
+
+#include "Target/HostLibrary.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+
+namespace {
+
+void addManifest(ModuleOp module, llvm::StringRef json) {
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToStart(module.getBody());
+  std::string text = json.str();
+  text.push_back('\0');
+  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), text.size());
+  LLVM::GlobalOp::create(b, module.getLoc(), type, /*isConstant=*/true,
+                         LLVM::Linkage::External, cohere2c::kManifestSymbol,
+                         b.getStringAttr(text));
+}
+
+void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&machine);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
+      .run(module, mam);
+}
+
+} // namespace
+
+llvm::Error mlir::cohere2c::writeHostLibrary(ModuleOp module,
+                                             llvm::StringRef manifestJson,
+                                             llvm::StringRef outputPath) {
+  addManifest(module, manifestJson);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "cohere2c");
+  if (!llvmModule)
+    return llvm::createStringError("translation to LLVM IR failed");
+
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return llvm::createStringError("no LLVM target for " + triple.str() +
+                                   ": " + error);
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, "x86-64", "", llvm::TargetOptions(), llvm::Reloc::PIC_));
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(triple);
+  optimize(*llvmModule, *machine);
+
+  llvm::SmallString<128> objectPath;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("cohere2c", "o", objectPath))
+    return llvm::createStringError("cannot create a temporary object file: " +
+                                   ec.message());
+  llvm::FileRemover removeObject(objectPath);
+  {
+    std::error_code ec;
+    llvm::ToolOutputFile object(objectPath, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return llvm::createStringError(objectPath + ": " + ec.message());
+    llvm::legacy::PassManager emit;
+    if (machine->addPassesToEmitFile(emit, object.os(), nullptr,
+                                     llvm::CodeGenFileType::ObjectFile))
+      return llvm::createStringError("the target cannot emit object files");
+    emit.run(*llvmModule);
+    object.keep();
+  }
+
+  llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("cc");
+  if (!cc)
+    return llvm::createStringError(
+        "linking the artifact needs a C compiler driver 'cc' on PATH");
+  llvm::SmallVector<llvm::StringRef> args = {*cc, "-shared", "-o", outputPath,
+                                             objectPath, "-lm"};
+  std::string linkError;
+  int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0,
+                                     &linkError);
+  if (rc != 0)
+    return llvm::createStringError("linking " + outputPath.str() +
+                                   " failed (" + std::to_string(rc) + ") " +
+                                   linkError);
+  return llvm::Error::success();
+}
