@@ -33,7 +33,8 @@ std::string formatShape(const std::vector<int64_t> &shape) {
 }
 
 bool parseDType(const std::string &name, DType &dtype) {
-  for (DType candidate : {DType::F32, DType::BF16, DType::F16, DType::F8E4M3})
+  for (DType candidate :
+       {DType::F32, DType::BF16, DType::F16, DType::F8E4M3, DType::F64})
     if (name == dtypeName(candidate)) {
       dtype = candidate;
       return true;
@@ -99,6 +100,8 @@ const char *dtypeName(DType dtype) {
     return "F16";
   case DType::F8E4M3:
     return "F8_E4M3";
+  case DType::F64:
+    return "F64";
   }
   return "?";
 }
@@ -112,6 +115,8 @@ size_t dtypeSize(DType dtype) {
     return 2;
   case DType::F8E4M3:
     return 1;
+  case DType::F64:
+    return 8;
   }
   return 0;
 }
@@ -135,6 +140,11 @@ float elementToFloat(DType dtype, const void *element) {
   }
   case DType::F8E4M3:
     return e4m3ToFloat(*static_cast<const uint8_t *>(element));
+  case DType::F64: {
+    double value;
+    std::memcpy(&value, element, sizeof(value));
+    return (float)value;
+  }
   }
   return std::nanf("");
 }
@@ -205,7 +215,7 @@ SafeTensorsFile::open(const std::string &path) {
                         entry.dump());
     if (!parseDType(dtype->get<std::string>(), view.dtype))
       return tensorFail("has unsupported dtype " + dtype->get<std::string>() +
-                        " (supported: F32, BF16, F16, F8_E4M3)");
+                        " (supported: F32, BF16, F16, F8_E4M3, F64)");
     uint64_t expectedBytes = dtypeSize(view.dtype);
     bool overflow = false;
     for (const json &dim : *shape) {
@@ -328,6 +338,42 @@ Status checkTensors(const ModelConfig &config, const Checkpoint &checkpoint,
                            formatShape(tensor->shape) + ", expected " +
                            formatShape(spec.shape));
   }
+  return Status::success();
+}
+
+} // namespace cohere2c
+
+namespace cohere2c {
+
+Status writeSafeTensors(const std::string &path,
+                        const std::vector<F32Tensor> &tensors) {
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  uint64_t offset = 0;
+  for (const F32Tensor &t : tensors) {
+    uint64_t bytes = sizeof(float);
+    for (int64_t d : t.shape)
+      bytes *= d;
+    header[t.name] = {{"dtype", "F32"},
+                      {"shape", t.shape},
+                      {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' '); // data 8-byte aligned
+  std::ofstream out(path, std::ios::binary);
+  if (!out)
+    return Status::error(path + ": cannot write (" + std::strerror(errno) + ")");
+  uint64_t length = text.size();
+  out.write(reinterpret_cast<const char *>(&length), sizeof(length));
+  out.write(text.data(), text.size());
+  for (const F32Tensor &t : tensors) {
+    uint64_t n = 1;
+    for (int64_t d : t.shape)
+      n *= d;
+    out.write(reinterpret_cast<const char *>(t.data), n * sizeof(float));
+  }
+  if (!out)
+    return Status::error(path + ": write failed");
   return Status::success();
 }
 

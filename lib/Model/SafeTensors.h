@@ -24,9 +24,10 @@
 
 namespace cohere2c {
 
-enum class DType { F32, BF16, F16, F8E4M3 };
+/// F64 is read for reference outputs (float64 logits), never for weights.
+enum class DType { F32, BF16, F16, F8E4M3, F64 };
 
-/// The safetensors spelling: "F32", "BF16", "F16", "F8_E4M3".
+/// The safetensors spelling: "F32", "BF16", "F16", "F8_E4M3", "F64".
 const char *dtypeName(DType dtype);
 size_t dtypeSize(DType dtype);
 
@@ -95,6 +96,16 @@ struct TensorSpec {
 /// [hidden, heads*hd]), mlp.{gate,up}_proj.weight [inter, hidden],
 /// mlp.down_proj.weight [hidden, inter]; then model.norm.weight [hidden].
 std::vector<TensorSpec> expectedTensors(const ModelConfig &config);
+
+/// Writes F32 tensors as one safetensors file (names in the given order).
+/// `data` of each holds the product of its shape elements. Errors name `path`.
+struct F32Tensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  const float *data = nullptr;
+};
+Status writeSafeTensors(const std::string &path,
+                        const std::vector<F32Tensor> &tensors);
 
 /// Checks that every expected tensor exists with the right shape. Error:
 /// "<dir>: tensor model.layers.3.mlp.up_proj.weight missing" or

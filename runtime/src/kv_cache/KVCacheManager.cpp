@@ -35,8 +35,8 @@ KVCacheManager::create(int64_t blockSize, std::vector<KVGroupSpec> groups,
                            ") must be 0 (full attention) or positive");
     if (group.numBlocks <= 0 ||
         group.numBlocks > std::numeric_limits<BlockId>::max())
-      return Status::error("kv cache: group '" + group.name +
-                           "': numBlocks (" + std::to_string(group.numBlocks) +
+      return Status::error("kv cache: group '" + group.name + "': numBlocks (" +
+                           std::to_string(group.numBlocks) +
                            ") must be in [1, 2^31)");
   }
   return std::unique_ptr<KVCacheManager>(new KVCacheManager(
@@ -96,9 +96,8 @@ int64_t KVCacheManager::reuseCachedPrefix(Sequence &seq) {
   // The exact prefix chain: nodes[k] is logical block k, for (k+1)B < n.
   std::vector<const PrefixNode *> nodes;
   for (int64_t k = 0; (k + 1) * b < n; ++k) {
-    const PrefixNode *node = prefixTree.find(nodes.empty() ? nullptr
-                                                           : nodes.back(),
-                                             &seq.tokens[k * b], b);
+    const PrefixNode *node = prefixTree.find(
+        nodes.empty() ? nullptr : nodes.back(), &seq.tokens[k * b], b);
     if (!node)
       break;
     nodes.push_back(node);

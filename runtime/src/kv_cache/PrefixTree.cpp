@@ -31,8 +31,7 @@ const PrefixNode *PrefixTree::find(const PrefixNode *parent,
 }
 
 const PrefixNode *PrefixTree::insert(const PrefixNode *parent,
-                                     const int32_t *tokens,
-                                     int64_t numTokens) {
+                                     const int32_t *tokens, int64_t numTokens) {
   BlockHash hash = hashOf(parent, tokens, numTokens);
   std::unique_ptr<PrefixNode> &slot = nodes[hash];
   if (!slot) {
@@ -60,7 +59,9 @@ PrefixNode &PrefixTree::mutableNode(const PrefixNode *node) {
   return *it->second;
 }
 
-void PrefixTree::retain(const PrefixNode *node) { ++mutableNode(node).refCount; }
+void PrefixTree::retain(const PrefixNode *node) {
+  ++mutableNode(node).refCount;
+}
 
 void PrefixTree::release(const PrefixNode *node) {
   // Iterative, not recursive: a chain can be thousands of blocks long.

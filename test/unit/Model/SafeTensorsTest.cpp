@@ -219,12 +219,12 @@ TEST(SafeTensorsTest, RejectsOffsetsNotMatchingShape) {
 }
 
 TEST(SafeTensorsTest, RejectsUnsupportedDType) {
-  std::string path = freshDir() + "/f64.safetensors";
+  std::string path = freshDir() + "/i64.safetensors";
   std::string header =
-      R"({"logits": {"dtype": "F64", "shape": [1], "data_offsets": [0, 8]}})";
+      R"({"ids": {"dtype": "I64", "shape": [1], "data_offsets": [0, 8]}})";
   EXPECT_EQ(openError(path, header, Bytes(8)),
-            path + ": tensor logits has unsupported dtype F64 (supported: "
-                   "F32, BF16, F16, F8_E4M3)");
+            path + ": tensor ids has unsupported dtype I64 (supported: "
+                   "F32, BF16, F16, F8_E4M3, F64)");
 }
 
 TEST(SafeTensorsTest, OpensSingleFileCheckpoint) {

@@ -38,9 +38,9 @@ std::vector<int32_t> head(const std::vector<int32_t> &tokens, int64_t n) {
   return std::vector<int32_t>(tokens.begin(), tokens.begin() + n);
 }
 
-std::unique_ptr<KVCacheManager>
-makeManager(int64_t blockSize, std::vector<KVGroupSpec> groups,
-            BlockHasher hasher = hashBlock) {
+std::unique_ptr<KVCacheManager> makeManager(int64_t blockSize,
+                                            std::vector<KVGroupSpec> groups,
+                                            BlockHasher hasher = hashBlock) {
   StatusOr<std::unique_ptr<KVCacheManager>> manager =
       KVCacheManager::create(blockSize, std::move(groups),
                              /*enablePrefixCache=*/true, std::move(hasher));
@@ -134,10 +134,10 @@ TEST(KVCacheManagerTest, SeedCaseReusesTwentyEightTokens) {
   EXPECT_EQ(m.numComputedTokens(2), 28);
   EXPECT_EQ(m.blockTable(2, kFull),
             std::vector<BlockId>(seed.xFull.begin(), seed.xFull.begin() + 7));
-  EXPECT_EQ(m.blockTable(2, kSliding),
-            (std::vector<BlockId>{kNullBlock, kNullBlock, kNullBlock,
-                                  kNullBlock, kNullBlock, seed.xSliding[5],
-                                  seed.xSliding[6]}));
+  EXPECT_EQ(
+      m.blockTable(2, kSliding),
+      (std::vector<BlockId>{kNullBlock, kNullBlock, kNullBlock, kNullBlock,
+                            kNullBlock, seed.xSliding[5], seed.xSliding[6]}));
   EXPECT_EQ(m.pool(kFull).numUsedBlocks(), 7);
   EXPECT_EQ(m.pool(kSliding).numUsedBlocks(), 2);
   ASSERT_NO_FATAL_FAILURE(prefill(m, 2, 22));
@@ -377,20 +377,22 @@ TEST(KVCacheManagerTest, AllocateSlotsFailsWithoutChangingState) {
 TEST(KVCacheManagerTest, NoBlockLeaksOnceEverySequenceIsFreed) {
   std::unique_ptr<KVCacheManager> m =
       makeManager(4, {{"full", 0, 24}, {"sliding", 8, 10}});
-  std::vector<int32_t> base = iota(0, 40);
+  std::vector<int32_t> base = concat(iota(0, 40), iota(0, 40));
   for (SeqId id = 1; id <= 6; ++id) {
-    // Prefixes of 10, 20, ..., 60 shared tokens, then divergence.
-    std::vector<int32_t> tokens =
-        concat(head(concat(base, base), 10 * id), iota(1000 * id, 7));
-    add(*m, id, tokens);
-    // Some fit, some do not; either way the pools stay consistent.
-    while (m->numComputedTokens(id) < m->numTokens(id) && allocate(*m, id, 5))
-      ASSERT_TRUE(m->markComputed(id, std::min<int64_t>(
-                                          5, m->numTokens(id) -
-                                                 m->numComputedTokens(id)))
-                      .ok());
-    if (id % 2 == 0)
+    // 10 * id tokens shared with the others, then 7 of its own.
+    add(*m, id, concat(head(base, 10 * id), iota(1000 * id, 7)));
+    // Computes 5 tokens a step until done or out of blocks: the pools must
+    // stay consistent either way.
+    while (m->numComputedTokens(id) < m->numTokens(id)) {
+      int64_t n =
+          std::min<int64_t>(5, m->numTokens(id) - m->numComputedTokens(id));
+      if (!allocate(*m, id, n))
+        break;
+      ASSERT_TRUE(m->markComputed(id, n).ok());
+    }
+    if (id % 2 == 0) {
       ASSERT_TRUE(m->freeSequence(id - 1).ok());
+    }
   }
   for (SeqId id : {2, 4, 6})
     ASSERT_TRUE(m->freeSequence(id).ok());
@@ -436,8 +438,8 @@ TEST(KVCacheManagerTest, PrefixCacheOffServesNothing) {
 TEST(KVCacheManagerTest, MemoryBoundForCommandR7B) {
   constexpr int64_t kBlock = 16, kTokens = 32768, kWindow = 4096;
   constexpr int64_t kBytesPerTokenLayer = 8 * 128 * 2 * 2;
-  const std::vector<int64_t> bytesPerBlock = {kBlock * 8 * kBytesPerTokenLayer,
-                                              kBlock * 24 * kBytesPerTokenLayer};
+  const std::vector<int64_t> bytesPerBlock = {
+      kBlock * 8 * kBytesPerTokenLayer, kBlock * 24 * kBytesPerTokenLayer};
   const int64_t bound =
       (8 * kTokens + 24 * (kWindow + 2 * kBlock)) * kBytesPerTokenLayer;
   // Pools far larger than the bound, so only the release rule keeps it.

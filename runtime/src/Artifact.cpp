@@ -1,0 +1,45 @@
+//===- Artifact.cpp -------------------------------------------------------===//
+
+#include "Artifact.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+namespace cohere2c {
+
+StatusOr<std::unique_ptr<LoadedArtifact>>
+LoadedArtifact::load(const std::string &path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0)
+    return Status::error(path + ": no such artifact");
+  std::unique_ptr<LoadedArtifact> artifact(new LoadedArtifact());
+  artifact->path_ = path;
+  // A relative name without '/' would be searched on the library path.
+  std::string openPath = path.find('/') == std::string::npos ? "./" + path : path;
+  artifact->handle_ = dlopen(openPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!artifact->handle_)
+    return Status::error(path + ": cannot load the artifact: " + dlerror());
+  StatusOr<void *> manifest = artifact->symbol("cohere2c_manifest");
+  if (!manifest.ok())
+    return Status::error(path + ": not a cohere2c artifact (no manifest)");
+  StatusOr<Manifest> parsed =
+      Manifest::parse(static_cast<const char *>(*manifest), path);
+  if (!parsed.ok())
+    return parsed.status();
+  artifact->manifest_ = std::move(*parsed);
+  return artifact;
+}
+
+LoadedArtifact::~LoadedArtifact() {
+  if (handle_)
+    dlclose(handle_);
+}
+
+StatusOr<void *> LoadedArtifact::symbol(const char *name) const {
+  void *address = dlsym(handle_, name);
+  if (!address)
+    return Status::error(path_ + ": missing symbol " + name);
+  return address;
+}
+
+} // namespace cohere2c

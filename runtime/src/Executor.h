@@ -1,0 +1,47 @@
+//===- Executor.h - Runs one model step on a target -----------------------===//
+//
+// The scheduler builds a StepInput (tokens of several sequences, prefill
+// chunks and decode tokens alike) and an Executor runs the compiled step
+// function on it: K and V of the step's tokens are written into the paged
+// KV cache through the block tables, then each token attends over its own
+// sequence's cached keys. Targets (host, cuda) implement it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COHERE2C_RUNTIME_EXECUTOR_H
+#define COHERE2C_RUNTIME_EXECUTOR_H
+
+#include "Artifact/Manifest.h"
+#include "Support/Status.h"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace cohere2c {
+
+struct StepInput {
+  /// [T]: token id, its position in its sequence, and its sequence's row in
+  /// the block tables.
+  std::vector<int32_t> ids, positions, seqRows;
+  /// Per KV group (KVGroupIndex): [numSeqs, tableWidth] block ids, row-major;
+  /// entries outside what a token can see may be -1.
+  std::array<std::vector<int32_t>, kNumKVGroups> tables;
+  std::array<int64_t, kNumKVGroups> tableWidth = {0, 0};
+  int64_t numSeqs = 0;
+  /// [R]: indices into the step's tokens whose logits are wanted.
+  std::vector<int32_t> logitRows;
+};
+
+class Executor {
+public:
+  virtual ~Executor() = default;
+  /// Runs one step; `logits` receives [R, vocab] f32, row r for token
+  /// logitRows[r]. Errors name the failing call.
+  virtual Status run(const StepInput &input, std::vector<float> &logits) = 0;
+  /// Bytes of KV-cache memory per block of each group (0 for an empty group).
+  virtual std::array<int64_t, kNumKVGroups> bytesPerBlock() const = 0;
+};
+
+} // namespace cohere2c
+
+#endif // COHERE2C_RUNTIME_EXECUTOR_H

@@ -1,0 +1,101 @@
+//===- Weights.cpp --------------------------------------------------------===//
+
+#include "Weights.h"
+
+#include "Artifact/WeightPacking.h"
+#include "Model/SafeTensors.h"
+
+#include <cmath>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace cohere2c {
+
+StatusOr<std::unique_ptr<WeightBuffer>>
+WeightBuffer::fromWeightsFile(const std::string &path, const Manifest &manifest) {
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0)
+    return Status::error(path + ": cannot open the weights file (" +
+                         std::strerror(errno) +
+                         "); pass --checkpoint DIR or --random-weights SEED");
+  struct stat st;
+  fstat(fd, &st);
+  if ((uint64_t)st.st_size != manifest.weights.totalBytes) {
+    close(fd);
+    return Status::error(path + ": " + std::to_string(st.st_size) +
+                         " bytes, but the artifact's weight layout needs " +
+                         std::to_string(manifest.weights.totalBytes));
+  }
+  void *mapping = mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (mapping == MAP_FAILED)
+    return Status::error(path + ": mmap failed: " + std::strerror(errno));
+  std::unique_ptr<WeightBuffer> buffer(new WeightBuffer());
+  buffer->mapping_ = mapping;
+  buffer->data_ = mapping;
+  buffer->size_ = st.st_size;
+  return buffer;
+}
+
+StatusOr<std::unique_ptr<WeightBuffer>>
+WeightBuffer::fromCheckpoint(const std::string &dir, const Manifest &manifest) {
+  StatusOr<Checkpoint> checkpoint = Checkpoint::open(dir);
+  if (!checkpoint.ok())
+    return checkpoint.status();
+  std::unique_ptr<WeightBuffer> buffer(new WeightBuffer());
+  buffer->owned_.resize(manifest.weights.totalBytes);
+  bool terminal = isatty(STDERR_FILENO);
+  Status packed = packWeights(*checkpoint, manifest.weights,
+                              buffer->owned_.data(), dir,
+                              [&](size_t done, size_t all) {
+                                if (terminal)
+                                  fprintf(stderr, "\rconverting %s: %zu/%zu tensors%s",
+                                          dir.c_str(), done, all,
+                                          done == all ? "\n" : "");
+                              });
+  if (!packed.ok())
+    return packed;
+  buffer->data_ = buffer->owned_.data();
+  buffer->size_ = buffer->owned_.size();
+  return buffer;
+}
+
+std::unique_ptr<WeightBuffer> WeightBuffer::random(uint64_t seed,
+                                                   const Manifest &manifest) {
+  std::unique_ptr<WeightBuffer> buffer(new WeightBuffer());
+  buffer->owned_.assign(manifest.weights.totalBytes, 0);
+  uint64_t state = seed;
+  auto uniform = [&state]() { // splitmix64 -> [-1, 1)
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) / (double)(1ull << 52) - 1.0;
+  };
+  const double bound = 0.02 * std::sqrt(3.0);
+  for (const WeightEntry &entry : manifest.weights.entries) {
+    bool norm = entry.name.find("norm") != std::string::npos;
+    int64_t n = entry.numBytes / dtypeSize(entry.dtype);
+    char *dst = buffer->owned_.data() + entry.offset;
+    for (int64_t i = 0; i < n; ++i) {
+      float v = norm ? 1.0 + 0.1 * uniform() : bound * uniform();
+      if (entry.dtype == DType::F32)
+        reinterpret_cast<float *>(dst)[i] = v;
+      else
+        reinterpret_cast<uint16_t *>(dst)[i] = floatToBF16(v);
+    }
+  }
+  buffer->data_ = buffer->owned_.data();
+  buffer->size_ = buffer->owned_.size();
+  return buffer;
+}
+
+WeightBuffer::~WeightBuffer() {
+  if (mapping_)
+    munmap(mapping_, size_);
+}
+
+} // namespace cohere2c

@@ -1,0 +1,93 @@
+//===- HostExecutor.cpp ---------------------------------------------------===//
+
+#include "host/HostExecutor.h"
+
+namespace cohere2c {
+
+namespace {
+
+/// MLIR's strided memref descriptor (the C interface of
+/// `llvm.emit_c_interface`): allocated and aligned pointers, offset, sizes,
+/// strides, all in elements.
+template <typename T, int Rank> struct MemRef {
+  T *allocated;
+  T *aligned;
+  int64_t offset;
+  int64_t sizes[Rank];
+  int64_t strides[Rank];
+};
+
+template <typename T> MemRef<T, 1> vec(const T *data, int64_t n) {
+  T *p = const_cast<T *>(data);
+  return {p, p, 0, {n}, {1}};
+}
+template <typename T> MemRef<T, 2> mat(const T *data, int64_t rows, int64_t cols) {
+  T *p = const_cast<T *>(data);
+  return {p, p, 0, {rows, cols}, {cols, 1}};
+}
+
+using StepFn = void (*)(MemRef<int8_t, 1> *, MemRef<int32_t, 1> *,
+                        MemRef<int32_t, 1> *, MemRef<int32_t, 1> *,
+                        MemRef<int32_t, 2> *, MemRef<float, 1> *,
+                        MemRef<int32_t, 2> *, MemRef<float, 1> *,
+                        MemRef<int32_t, 1> *, MemRef<float, 2> *, int64_t);
+
+} // namespace
+
+StatusOr<std::unique_ptr<HostExecutor>>
+HostExecutor::create(const LoadedArtifact &artifact, const WeightBuffer &weights,
+                     std::array<int64_t, kNumKVGroups> numBlocks,
+                     int64_t blockSize) {
+  const Manifest &m = artifact.manifest();
+  if (m.target != "host")
+    return Status::error(artifact.path() + ": compiled for the " + m.target +
+                         " target, not host");
+  if (weights.size() < m.weights.totalBytes)
+    return Status::error("the weights buffer is smaller than the layout");
+  StatusOr<void *> step = artifact.symbol("_mlir_ciface_cohere2c_step");
+  if (!step.ok())
+    return step.status();
+  std::unique_ptr<HostExecutor> executor(new HostExecutor());
+  executor->step_ = *step;
+  executor->weights_ = &weights;
+  executor->blockSize_ = blockSize;
+  executor->vocab_ = m.config.vocabSize;
+  for (int g = 0; g < kNumKVGroups; ++g) {
+    int64_t layers = m.kvGroups[g].layers.size();
+    executor->floatsPerBlock_[g] =
+        layers * 2 * blockSize * m.config.numKVHeads * m.config.headDim;
+    executor->pools_[g].assign(layers ? numBlocks[g] * executor->floatsPerBlock_[g] : 0,
+                               0.0f);
+  }
+  return executor;
+}
+
+std::array<int64_t, kNumKVGroups> HostExecutor::bytesPerBlock() const {
+  return {floatsPerBlock_[0] * (int64_t)sizeof(float),
+          floatsPerBlock_[1] * (int64_t)sizeof(float)};
+}
+
+Status HostExecutor::run(const StepInput &in, std::vector<float> &logits) {
+  int64_t tokens = in.ids.size(), rows = in.logitRows.size();
+  logits.assign(rows * vocab_, 0.0f);
+  auto weights = vec(static_cast<const int8_t *>(weights_->data()),
+                     (int64_t)weights_->size());
+  auto ids = vec(in.ids.data(), tokens);
+  auto positions = vec(in.positions.data(), tokens);
+  auto seqs = vec(in.seqRows.data(), tokens);
+  auto fullTables = mat(in.tables[kFullGroup].data(), in.numSeqs,
+                        in.tableWidth[kFullGroup]);
+  auto fullPool = vec(pools_[kFullGroup].data(), (int64_t)pools_[kFullGroup].size());
+  auto slidingTables = mat(in.tables[kSlidingGroup].data(), in.numSeqs,
+                           in.tableWidth[kSlidingGroup]);
+  auto slidingPool =
+      vec(pools_[kSlidingGroup].data(), (int64_t)pools_[kSlidingGroup].size());
+  auto logitRows = vec(in.logitRows.data(), rows);
+  auto out = mat(logits.data(), rows, vocab_);
+  reinterpret_cast<StepFn>(step_)(&weights, &ids, &positions, &seqs,
+                                  &fullTables, &fullPool, &slidingTables,
+                                  &slidingPool, &logitRows, &out, blockSize_);
+  return Status::success();
+}
+
+} // namespace cohere2c

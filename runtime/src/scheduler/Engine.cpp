@@ -1,0 +1,298 @@
+//===- Engine.cpp - Continuous batching over the paged KV cache -----------===//
+
+#include "scheduler/Engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+namespace cohere2c {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+} // namespace
+
+/// A request in flight (running, or waiting after a preemption).
+struct Engine::Active {
+  const Request *request = nullptr;
+  RequestResult result;
+  Sampler sampler;
+  /// Prompt + generated tokens: what a preempted request recomputes.
+  std::vector<int32_t> tokens;
+  kv::SeqId seq = -1; // -1 while not admitted
+  bool admittedBefore = false;
+  /// Next sequence position whose logits are to be recorded.
+  int64_t nextLogitsRow = 0;
+  bool finished = false;
+
+  explicit Active(const Request &r) : request(&r), sampler(r.sampling) {
+    result.id = r.id;
+    tokens = r.promptIds;
+  }
+};
+
+StatusOr<std::unique_ptr<Engine>> Engine::create(Executor &executor,
+                                                 const Manifest &manifest,
+                                                 EngineOptions options) {
+  if (options.blockSize < 1)
+    return Status::error("--block-size must be at least 1, found " +
+                         std::to_string(options.blockSize));
+  if (options.maxBatch < 1)
+    return Status::error("--max-batch must be at least 1, found " +
+                         std::to_string(options.maxBatch));
+  if (options.prefillChunk < 0)
+    return Status::error("--prefill-chunk must be at least 1, found " +
+                         std::to_string(options.prefillChunk));
+  const ModelConfig &config = manifest.config;
+  if (options.numBlocks == 0)
+    options.numBlocks =
+        options.maxBatch *
+        ((config.maxPositionEmbeddings + options.blockSize - 1) / options.blockSize + 1);
+  if (options.numBlocks < 1 || options.numBlocks >= (1ll << 31))
+    return Status::error("--kv-blocks must be in [1, 2^31), found " +
+                         std::to_string(options.numBlocks));
+
+  std::unique_ptr<Engine> engine(new Engine(executor, manifest, options));
+  std::vector<kv::KVGroupSpec> specs;
+  std::array<int64_t, kNumKVGroups> bytes = executor.bytesPerBlock();
+  for (int g = 0; g < kNumKVGroups; ++g) {
+    const KVGroup &group = manifest.kvGroups[g];
+    if (group.layers.empty())
+      continue;
+    specs.push_back({group.name, group.window, options.numBlocks});
+    engine->groupKinds_.push_back(static_cast<KVGroupIndex>(g));
+    engine->bytesPerBlock_.push_back(bytes[g]);
+  }
+  StatusOr<std::unique_ptr<kv::KVCacheManager>> cache =
+      kv::KVCacheManager::create(options.blockSize, std::move(specs),
+                                 options.prefixCache);
+  if (!cache.ok())
+    return cache.status();
+  engine->kvCache_ = std::move(*cache);
+  return engine;
+}
+
+Status Engine::validate(const Request &r) const {
+  const ModelConfig &config = manifest_.config;
+  std::string who = "request " + (r.id.empty() ? std::string("(no id)") : r.id);
+  if (r.promptIds.empty())
+    return Status::error(who + ": the prompt is empty");
+  for (size_t i = 0; i < r.promptIds.size(); ++i)
+    if (r.promptIds[i] < 0 || r.promptIds[i] >= config.vocabSize)
+      return Status::error(who + ": prompt id " + std::to_string(r.promptIds[i]) +
+                           " at index " + std::to_string(i) +
+                           " is outside the vocabulary [0, " +
+                           std::to_string(config.vocabSize) + ")");
+  if (r.maxNewTokens < 1)
+    return Status::error(who + ": max_new_tokens must be at least 1, found " +
+                         std::to_string(r.maxNewTokens));
+  int64_t length = (int64_t)r.promptIds.size() + r.maxNewTokens;
+  if (length > config.maxPositionEmbeddings)
+    return Status::error(who + ": prompt (" + std::to_string(r.promptIds.size()) +
+                         " tokens) + max_new_tokens (" +
+                         std::to_string(r.maxNewTokens) + ") exceeds the context of " +
+                         std::to_string(config.maxPositionEmbeddings) +
+                         " tokens (max_position_embeddings)");
+  return Status::success();
+}
+
+int64_t Engine::nextChunk(const Active &a) const {
+  int64_t remaining = (int64_t)a.tokens.size() - kvCache_->numComputedTokens(a.seq);
+  if (options_.prefillChunk > 0)
+    remaining = std::min(remaining, options_.prefillChunk);
+  return remaining;
+}
+
+StatusOr<std::vector<RequestResult>>
+Engine::run(const std::vector<Request> &requests,
+            const std::function<void(const RequestResult &)> &onFinish) {
+  for (const Request &r : requests) {
+    Status valid = validate(r);
+    if (!valid.ok())
+      return valid;
+  }
+  Clock::time_point start = Clock::now();
+  std::vector<std::unique_ptr<Active>> all;
+  std::vector<Active *> waiting, running;
+  for (const Request &r : requests) {
+    all.push_back(std::make_unique<Active>(r));
+    waiting.push_back(all.back().get());
+  }
+
+  while (!waiting.empty() || !running.empty()) {
+    // Admit in order while the batch has room and the first chunk fits.
+    while (!waiting.empty() && (int64_t)running.size() < options_.maxBatch) {
+      Active *a = waiting.front();
+      a->seq = nextSeqId_++;
+      StatusOr<int64_t> cached = kvCache_->addSequence(a->seq, a->tokens);
+      if (!cached.ok())
+        return cached.status();
+      StatusOr<bool> fits = kvCache_->canAllocateSlots(a->seq, nextChunk(*a));
+      if (!fits.ok())
+        return fits.status();
+      if (!*fits) {
+        (void)kvCache_->freeSequence(a->seq);
+        a->seq = -1;
+        if (running.empty())
+          return Status::error("request " + a->request->id +
+                               ": the KV cache is too small for its next " +
+                               "chunk even alone; raise --kv-blocks");
+        break;
+      }
+      if (!a->admittedBefore) {
+        a->result.cachedTokens = *cached;
+        a->result.firstLogitsRow = *cached;
+        a->nextLogitsRow = *cached;
+        a->admittedBefore = true;
+      }
+      running.push_back(a);
+      waiting.erase(waiting.begin());
+    }
+    Status s = step(running, waiting);
+    if (!s.ok())
+      return s;
+    for (Active *a : running)
+      if (a->finished) {
+        a->result.totalMs = msSince(start);
+        if (onFinish)
+          onFinish(a->result);
+      }
+    running.erase(std::remove_if(running.begin(), running.end(),
+                                 [](Active *a) { return a->finished; }),
+                  running.end());
+    // Times are from the start of run(): patch the first-token time here.
+    for (Active *a : running)
+      if (a->result.ttftMs < 0)
+        a->result.ttftMs = msSince(start);
+  }
+  std::vector<RequestResult> results;
+  for (auto &a : all)
+    results.push_back(std::move(a->result));
+  return results;
+}
+
+Status Engine::step(std::vector<Active *> &running,
+                    std::vector<Active *> &waiting) {
+  // Give every running request blocks for its next chunk; when they run
+  // out, preempt the most recently admitted request (it recomputes later).
+  std::vector<int64_t> chunks;
+  for (size_t i = 0; i < running.size();) {
+    Active *a = running[i];
+    int64_t chunk = nextChunk(*a);
+    StatusOr<bool> ok = kvCache_->allocateSlots(a->seq, chunk);
+    if (!ok.ok())
+      return ok.status();
+    if (*ok) {
+      chunks.push_back(chunk);
+      ++i;
+      continue;
+    }
+    Active *victim = running.back();
+    if (victim == a && i == 0)
+      return Status::error("request " + a->request->id +
+                           ": the KV cache is too small for its next chunk "
+                           "even alone; raise --kv-blocks");
+    Status freed = kvCache_->freeSequence(victim->seq);
+    if (!freed.ok())
+      return freed;
+    victim->seq = -1;
+    running.pop_back();
+    waiting.insert(waiting.begin(), victim);
+    ++stats_.preemptions;
+    if (victim == a)
+      chunks.resize(i);
+  }
+
+  StepInput in;
+  in.numSeqs = running.size();
+  std::vector<int64_t> firstLogit(running.size()), lastLogit(running.size());
+  bool hasPrompt = false;
+  for (size_t s = 0; s < running.size(); ++s) {
+    Active *a = running[s];
+    int64_t begin = kvCache_->numComputedTokens(a->seq);
+    int64_t end = begin + chunks[s];
+    bool completes = end == (int64_t)a->tokens.size();
+    hasPrompt |= begin < (int64_t)a->request->promptIds.size() - 1 || chunks[s] > 1;
+    firstLogit[s] = in.logitRows.size();
+    for (int64_t p = begin; p < end; ++p) {
+      int32_t row = in.ids.size();
+      bool record = a->request->recordLogits && p >= a->nextLogitsRow;
+      if (record || (completes && p == end - 1))
+        in.logitRows.push_back(row);
+      in.ids.push_back(a->tokens[p]);
+      in.positions.push_back(p);
+      in.seqRows.push_back(s);
+    }
+    lastLogit[s] = in.logitRows.size();
+  }
+  for (size_t g = 0; g < groupKinds_.size(); ++g) {
+    KVGroupIndex kind = groupKinds_[g];
+    int64_t width = 1;
+    for (Active *a : running)
+      width = std::max<int64_t>(width, kvCache_->blockTable(a->seq, g).size());
+    in.tableWidth[kind] = width;
+    in.tables[kind].assign(running.size() * width, kv::kNullBlock);
+    for (size_t s = 0; s < running.size(); ++s) {
+      const std::vector<kv::BlockId> &table = kvCache_->blockTable(running[s]->seq, g);
+      std::copy(table.begin(), table.end(), in.tables[kind].begin() + s * width);
+    }
+  }
+
+  Clock::time_point start = Clock::now();
+  std::vector<float> logits;
+  Status ran = executor_.run(in, logits);
+  if (!ran.ok())
+    return ran;
+  double ms = msSince(start);
+  ++stats_.steps;
+  (hasPrompt ? stats_.prefillMs : stats_.decodeMs) += ms;
+  int64_t used = kvCache_->usedBytes(bytesPerBlock_);
+  stats_.peakKVBytes = std::max(stats_.peakKVBytes, used);
+
+  const int64_t vocab = manifest_.config.vocabSize;
+  for (size_t s = 0; s < running.size(); ++s) {
+    Active *a = running[s];
+    int64_t begin = kvCache_->numComputedTokens(a->seq);
+    Status marked = kvCache_->markComputed(a->seq, chunks[s]);
+    if (!marked.ok())
+      return marked;
+    int64_t end = begin + chunks[s];
+    (end <= (int64_t)a->request->promptIds.size() ? stats_.prefillTokens
+                                                  : stats_.decodeTokens) += chunks[s];
+    if (a->request->recordLogits) {
+      int64_t rows = lastLogit[s] - firstLogit[s];
+      // Recorded rows are the positions [max(begin, nextLogitsRow), end).
+      a->result.logits.insert(a->result.logits.end(),
+                              logits.begin() + firstLogit[s] * vocab,
+                              logits.begin() + lastLogit[s] * vocab);
+      a->nextLogitsRow = std::max(a->nextLogitsRow, begin) + rows;
+    }
+    if (end != (int64_t)a->tokens.size())
+      continue; // a prefill chunk that samples nothing
+    const float *row = logits.data() + (lastLogit[s] - 1) * vocab;
+    int32_t token = a->sampler.sample(row, vocab);
+    a->result.generatedIds.push_back(token);
+    if (a->result.generatedIds.size() == 1)
+      a->result.ttftMs = -1; // stamped by run(), which knows its start
+    const auto &eos = manifest_.config.eosTokenIds;
+    bool isEos = std::find(eos.begin(), eos.end(), token) != eos.end();
+    if ((int64_t)a->result.generatedIds.size() == a->request->maxNewTokens ||
+        (isEos && !options_.ignoreEos)) {
+      a->finished = true;
+      Status freed = kvCache_->freeSequence(a->seq);
+      if (!freed.ok())
+        return freed;
+      continue;
+    }
+    a->tokens.push_back(token);
+    Status appended = kvCache_->appendTokens(a->seq, {token});
+    if (!appended.ok())
+      return appended;
+  }
+  return Status::success();
+}
+
+} // namespace cohere2c

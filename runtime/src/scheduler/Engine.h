@@ -1,0 +1,111 @@
+//===- Engine.h - Continuous batching over the paged KV cache -------------===//
+//
+// Serves requests to completion: admits them while the batch has room and
+// the KV cache has blocks, runs steps that mix prefill chunks and decode
+// tokens of every running request, samples, and preempts (then recomputes)
+// the most recently admitted request when blocks run out; nothing is lost.
+// The KV cache persists across run() calls, so a later request reuses the
+// cached prefix of an earlier one. Not thread-safe.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COHERE2C_RUNTIME_SCHEDULER_ENGINE_H
+#define COHERE2C_RUNTIME_SCHEDULER_ENGINE_H
+
+#include "Executor.h"
+#include "kv_cache/KVCacheManager.h"
+#include "scheduler/Sampler.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cohere2c {
+
+struct Request {
+  std::string id;
+  std::vector<int32_t> promptIds;
+  int64_t maxNewTokens = 16;
+  SamplingParams sampling;
+  /// Keep the logits of every computed position (for --logits-out).
+  bool recordLogits = false;
+};
+
+struct RequestResult {
+  std::string id;
+  std::vector<int32_t> generatedIds;
+  /// Prompt tokens whose KV came from the prefix cache at first admission.
+  int64_t cachedTokens = 0;
+  double ttftMs = 0, totalMs = 0; // from the start of run()
+  /// With recordLogits: rows [firstLogitsRow, P + N - 1) of the sequence's
+  /// logits, [rows, vocab] f32; row i is the distribution of token i + 1.
+  /// Rows before firstLogitsRow (= cachedTokens) were served from the cache.
+  int64_t firstLogitsRow = 0;
+  std::vector<float> logits;
+};
+
+struct EngineOptions {
+  int64_t blockSize = 16;
+  /// Blocks per KV group; 0 = room for maxBatch sequences of the full context.
+  int64_t numBlocks = 0;
+  /// Most prompt tokens of one request per step; 0 = the whole prompt.
+  int64_t prefillChunk = 0;
+  /// Most requests in flight (1 serves them one after another).
+  int64_t maxBatch = 1;
+  bool prefixCache = true;
+  bool ignoreEos = false;
+};
+
+struct EngineStats {
+  int64_t steps = 0, prefillTokens = 0, decodeTokens = 0, preemptions = 0;
+  double prefillMs = 0, decodeMs = 0; // steps with / without prompt tokens
+  int64_t peakKVBytes = 0;            // blocks referenced by live sequences
+};
+
+class Engine {
+public:
+  /// Errors: options out of range (naming the option).
+  static StatusOr<std::unique_ptr<Engine>>
+  create(Executor &executor, const Manifest &manifest, EngineOptions options);
+
+  /// Checks a request before it runs: a non-empty prompt, every id in
+  /// [0, vocab), prompt + max_new_tokens within max_position_embeddings.
+  /// Errors name the request id and the offending value.
+  Status validate(const Request &request) const;
+
+  /// Serves all requests (validated first; none runs if one is invalid).
+  /// `onFinish` is called as each finishes; the results come back in the
+  /// order of `requests`. Errors: a request that cannot fit in the KV cache
+  /// even alone; an executor failure.
+  StatusOr<std::vector<RequestResult>>
+  run(const std::vector<Request> &requests,
+      const std::function<void(const RequestResult &)> &onFinish = nullptr);
+
+  const EngineStats &stats() const { return stats_; }
+  const kv::KVCacheManager &kvCache() const { return *kvCache_; }
+  /// KV bytes per block of each manager group (in kvCache() group order).
+  const std::vector<int64_t> &bytesPerBlock() const { return bytesPerBlock_; }
+
+private:
+  struct Active;
+  Engine(Executor &executor, const Manifest &manifest, EngineOptions options)
+      : executor_(executor), manifest_(manifest), options_(options) {}
+  /// Tokens of `a` to compute in the next step.
+  int64_t nextChunk(const Active &a) const;
+  Status step(std::vector<Active *> &running, std::vector<Active *> &waiting);
+
+  Executor &executor_;
+  const Manifest &manifest_;
+  EngineOptions options_;
+  std::unique_ptr<kv::KVCacheManager> kvCache_;
+  /// KVGroupIndex of each manager group (the manager only has the groups
+  /// the model has layers in).
+  std::vector<KVGroupIndex> groupKinds_;
+  std::vector<int64_t> bytesPerBlock_;
+  kv::SeqId nextSeqId_ = 0;
+  EngineStats stats_;
+};
+
+} // namespace cohere2c
+
+#endif // COHERE2C_RUNTIME_SCHEDULER_ENGINE_H

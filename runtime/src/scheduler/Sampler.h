@@ -1,0 +1,38 @@
+//===- Sampler.h - Next token from a row of logits ------------------------===//
+#ifndef COHERE2C_RUNTIME_SCHEDULER_SAMPLER_H
+#define COHERE2C_RUNTIME_SCHEDULER_SAMPLER_H
+
+#include <cstdint>
+#include <random>
+
+namespace cohere2c {
+
+struct SamplingParams {
+  /// 0 = greedy (argmax, the lowest id among equal maxima).
+  double temperature = 0.0;
+  /// Keep the k most likely tokens (0 = all).
+  int64_t topK = 0;
+  /// Keep the smallest set of most likely tokens whose probability reaches p
+  /// (1 = all). Holtzman et al., "The Curious Case of Neural Text
+  /// Degeneration", 2019.
+  double topP = 1.0;
+  uint64_t seed = 0;
+};
+
+/// One per request: the random stream is the request's own, so a request
+/// samples the same tokens whatever it is batched with.
+class Sampler {
+public:
+  explicit Sampler(const SamplingParams &params)
+      : params_(params), rng_(params.seed) {}
+  /// `logits`: [vocab] f32. Returns a token id in [0, vocab).
+  int32_t sample(const float *logits, int64_t vocab);
+
+private:
+  SamplingParams params_;
+  std::mt19937_64 rng_;
+};
+
+} // namespace cohere2c
+
+#endif // COHERE2C_RUNTIME_SCHEDULER_SAMPLER_H

@@ -1,0 +1,52 @@
+//===- ReferenceModel.cpp -------------------------------------------------===//
+
+#include "ReferenceModel.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace cohere2c::test {
+
+std::vector<std::string> referenceModelNames() {
+  return {"tiny-cohere2", "tiny-cohere2-bf16"};
+}
+
+std::unique_ptr<ReferenceModel> ReferenceModel::load(const std::string &name) {
+  auto model = std::make_unique<ReferenceModel>();
+  model->name = name;
+  std::string dir = std::string(COHERE2C_TEST_DATA_DIR) + "/models/" + name;
+  std::ifstream in(dir + "/reference.json");
+  EXPECT_TRUE(in.good()) << dir << "/reference.json";
+  nlohmann::json j = nlohmann::json::parse(in);
+  for (auto &[prompt, ids] : j["prompts"].items())
+    model->prompts[prompt] = ids.get<std::vector<int32_t>>();
+  for (auto &[prompt, ids] : j["greedy"].items())
+    model->greedy[prompt] = ids.get<std::vector<int32_t>>();
+  auto reference = SafeTensorsFile::open(dir + "/reference.safetensors");
+  EXPECT_TRUE(reference.ok()) << reference.status().message();
+  model->reference = *reference;
+
+  std::string artifact = std::string(COHERE2C_TEST_ARTIFACT_DIR) + "/" + name;
+  auto loaded = LoadedArtifact::load(artifact + ".so");
+  EXPECT_TRUE(loaded.ok()) << loaded.status().message();
+  model->artifact = std::move(*loaded);
+  auto weights =
+      WeightBuffer::fromWeightsFile(artifact + ".weights", model->artifact->manifest());
+  EXPECT_TRUE(weights.ok()) << weights.status().message();
+  model->weights = std::move(*weights);
+  return model;
+}
+
+std::vector<float> ReferenceModel::logits(const std::string &prompt,
+                                          int64_t &rows) const {
+  const TensorView &t = reference->tensors().at("logits." + prompt);
+  rows = t.shape[0];
+  std::vector<float> out(t.numElements());
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    out[i] = t.at(i);
+  return out;
+}
+
+} // namespace cohere2c::test

@@ -1,0 +1,38 @@
+//===- ReferenceModel.h - A shipped test model and its float64 reference --===//
+#ifndef COHERE2C_TEST_REFERENCEMODEL_H
+#define COHERE2C_TEST_REFERENCEMODEL_H
+
+#include "Artifact.h"
+#include "Model/SafeTensors.h"
+#include "Weights.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cohere2c::test {
+
+/// test/data/models/<name>: reference.json (prompts, greedy tokens) and
+/// reference.safetensors (logits.<prompt> [P + 23, vocab] float64), with the
+/// host artifact the build compiled from it (<build>/test/artifacts/<name>.so
+/// and .weights).
+struct ReferenceModel {
+  std::string name;
+  std::map<std::string, std::vector<int32_t>> prompts, greedy;
+  std::shared_ptr<SafeTensorsFile> reference;
+  std::unique_ptr<LoadedArtifact> artifact;
+  std::unique_ptr<WeightBuffer> weights;
+
+  /// Aborts the test (ASSERT) if anything is missing.
+  static std::unique_ptr<ReferenceModel> load(const std::string &name);
+  /// Row-major [rows, vocab] reference logits of a prompt, as float.
+  std::vector<float> logits(const std::string &prompt, int64_t &rows) const;
+};
+
+/// The shipped models every numeric test covers.
+std::vector<std::string> referenceModelNames();
+
+} // namespace cohere2c::test
+
+#endif // COHERE2C_TEST_REFERENCEMODEL_H

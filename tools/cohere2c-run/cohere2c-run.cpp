@@ -1,0 +1,234 @@
+//===- cohere2c-run.cpp - Load a compiled model and generate --------------===//
+//
+//   cohere2c-run tiny.so --prompt-ids 5,17,33 --max-new-tokens 24
+//   cohere2c-run tiny.so --requests requests.jsonl --max-batch 8
+//
+// stdout: the generated ids (one line), or one JSON line per finished
+// request; stderr: timings and KV-cache use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Artifact.h"
+#include "Model/SafeTensors.h"
+#include "Weights.h"
+#include "host/HostExecutor.h"
+#include "scheduler/Engine.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+using namespace cohere2c;
+
+namespace {
+
+int fail(const std::string &message) {
+  std::cerr << "cohere2c-run: error: " << message << "\n";
+  return 1;
+}
+
+StatusOr<std::vector<int32_t>> parseIds(const std::string &text) {
+  std::vector<int32_t> ids;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char *end = nullptr;
+    long long v = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < INT32_MIN || v > INT32_MAX)
+      return Status::error("--prompt-ids: '" + item + "' is not a token id");
+    ids.push_back((int32_t)v);
+  }
+  return ids;
+}
+
+/// One request per line: {"id": ..., "prompt_ids": [...], "max_new_tokens": N}.
+StatusOr<std::vector<Request>> readRequests(const std::string &path,
+                                            const Request &defaults) {
+  std::ifstream in(path);
+  if (!in)
+    return Status::error(path + ": cannot open");
+  std::vector<Request> requests;
+  std::string line;
+  for (int lineNo = 1; std::getline(in, line); ++lineNo) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    std::string where = path + ":" + std::to_string(lineNo);
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+      return Status::error(where + ": not a JSON object");
+    Request r = defaults;
+    r.id = j.contains("id") ? (j["id"].is_string() ? j["id"].get<std::string>()
+                                                   : j["id"].dump())
+                            : std::to_string(requests.size());
+    if (!j.contains("prompt_ids") || !j["prompt_ids"].is_array())
+      return Status::error(where + ": prompt_ids must be an array of ids");
+    for (auto &id : j["prompt_ids"]) {
+      if (!id.is_number_integer())
+        return Status::error(where + ": prompt_ids must hold integers");
+      r.promptIds.push_back(id.get<int32_t>());
+    }
+    if (j.contains("max_new_tokens")) {
+      if (!j["max_new_tokens"].is_number_integer())
+        return Status::error(where + ": max_new_tokens must be an integer");
+      r.maxNewTokens = j["max_new_tokens"].get<int64_t>();
+    }
+    requests.push_back(std::move(r));
+  }
+  return requests;
+}
+
+std::string defaultWeightsPath(const std::string &artifact) {
+  size_t dot = artifact.rfind('.');
+  size_t slash = artifact.rfind('/');
+  std::string stem = (dot != std::string::npos &&
+                      (slash == std::string::npos || dot > slash))
+                         ? artifact.substr(0, dot)
+                         : artifact;
+  return stem + ".weights";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"cohere2c-run: load a compiled Cohere2 model and generate.\n"
+               "  cohere2c-run tiny.so --prompt-ids 5,17,33 --max-new-tokens 24\n"
+               "  cohere2c-run tiny.so --requests requests.jsonl --max-batch 8"};
+  std::string artifactPath, promptText, requestsPath, logitsOut, checkpoint;
+  std::optional<uint64_t> randomSeed;
+  Request defaults;
+  EngineOptions options;
+  bool noPrefixCache = false;
+  app.add_option("artifact", artifactPath, "OUT.so from cohere2c-compile")->required();
+  auto *prompt = app.add_option("--prompt-ids", promptText,
+                                "comma-separated prompt token ids");
+  auto *reqs = app.add_option("--requests", requestsPath,
+                              "JSONL file: {\"id\", \"prompt_ids\", \"max_new_tokens\"} per line");
+  prompt->excludes(reqs);
+  app.add_option("--max-new-tokens", defaults.maxNewTokens,
+                 "tokens to generate (a request's own value wins)")
+      ->capture_default_str();
+  app.add_option("--logits-out", logitsOut,
+                 "with --prompt-ids: write logits [P + N - 1, vocab] F32 here");
+  app.add_flag("--ignore-eos", options.ignoreEos, "keep generating past EOS");
+  auto *ckpt = app.add_option("--checkpoint", checkpoint,
+                              "bind weights from a Hugging Face checkpoint folder");
+  app.add_option("--random-weights", randomSeed, "bind seeded random weights")
+      ->excludes(ckpt);
+  app.add_option("--prefill-chunk", options.prefillChunk,
+                 "most prompt tokens per step (0: whole prompt)")
+      ->capture_default_str();
+  app.add_option("--block-size", options.blockSize, "tokens per KV block")
+      ->capture_default_str();
+  app.add_option("--kv-blocks", options.numBlocks,
+                 "blocks per KV group (0: room for --max-batch full contexts)")
+      ->capture_default_str();
+  app.add_option("--max-batch", options.maxBatch, "most requests in flight")
+      ->capture_default_str();
+  app.add_flag("--no-prefix-cache", noPrefixCache, "never reuse cached prefixes");
+  app.add_option("--temperature", defaults.sampling.temperature,
+                 "0: greedy")->capture_default_str();
+  app.add_option("--top-k", defaults.sampling.topK, "0: all")->capture_default_str();
+  app.add_option("--top-p", defaults.sampling.topP, "1: all")->capture_default_str();
+  app.add_option("--seed", defaults.sampling.seed, "sampling seed")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  options.prefixCache = !noPrefixCache;
+
+  if (promptText.empty() && requestsPath.empty())
+    return fail("give --prompt-ids or --requests");
+  if (!logitsOut.empty() && !requestsPath.empty())
+    return fail("--logits-out needs --prompt-ids");
+
+  auto artifact = LoadedArtifact::load(artifactPath);
+  if (!artifact.ok())
+    return fail(artifact.status().message());
+  const Manifest &manifest = (*artifact)->manifest();
+  if (manifest.target != "host")
+    return fail(artifactPath + ": compiled for the " + manifest.target +
+                " target, which this runtime cannot run");
+
+  std::vector<Request> requests;
+  if (!promptText.empty()) {
+    auto ids = parseIds(promptText);
+    if (!ids.ok())
+      return fail(ids.status().message());
+    Request r = defaults;
+    r.id = "prompt";
+    r.promptIds = *ids;
+    r.recordLogits = !logitsOut.empty();
+    requests.push_back(r);
+  } else {
+    auto read = readRequests(requestsPath, defaults);
+    if (!read.ok())
+      return fail(read.status().message());
+    requests = std::move(*read);
+  }
+
+  StatusOr<std::unique_ptr<WeightBuffer>> weights =
+      !checkpoint.empty() ? WeightBuffer::fromCheckpoint(checkpoint, manifest)
+      : randomSeed        ? StatusOr<std::unique_ptr<WeightBuffer>>(
+                         WeightBuffer::random(*randomSeed, manifest))
+                          : WeightBuffer::fromWeightsFile(
+                                defaultWeightsPath(artifactPath), manifest);
+  if (!weights.ok())
+    return fail(weights.status().message());
+
+  int64_t blocks = options.numBlocks;
+  if (blocks == 0)
+    blocks = options.maxBatch *
+             ((manifest.config.maxPositionEmbeddings + options.blockSize - 1) /
+                  std::max<int64_t>(options.blockSize, 1) + 1);
+  auto executor = HostExecutor::create(**artifact, **weights, {blocks, blocks},
+                                       options.blockSize);
+  if (!executor.ok())
+    return fail(executor.status().message());
+  options.numBlocks = blocks;
+  auto engine = Engine::create(**executor, manifest, options);
+  if (!engine.ok())
+    return fail(engine.status().message());
+
+  bool jsonl = !requestsPath.empty();
+  auto results = (*engine)->run(requests, [&](const RequestResult &r) {
+    if (!jsonl)
+      return;
+    nlohmann::json line = {{"id", r.id},
+                           {"generated_ids", r.generatedIds},
+                           {"cached_tokens", r.cachedTokens},
+                           {"ttft_ms", r.ttftMs},
+                           {"total_ms", r.totalMs}};
+    std::cout << line.dump() << std::endl;
+  });
+  if (!results.ok())
+    return fail(results.status().message());
+
+  if (!jsonl) {
+    const RequestResult &r = results->front();
+    for (size_t i = 0; i < r.generatedIds.size(); ++i)
+      std::cout << (i ? " " : "") << r.generatedIds[i];
+    std::cout << "\n";
+    if (!logitsOut.empty()) {
+      int64_t vocab = manifest.config.vocabSize;
+      Status written = writeSafeTensors(
+          logitsOut, {{"logits", {(int64_t)r.logits.size() / vocab, vocab},
+                       r.logits.data()}});
+      if (!written.ok())
+        return fail(written.message());
+    }
+  }
+  const EngineStats &stats = (*engine)->stats();
+  std::fprintf(stderr,
+               "prefill: %lld tokens in %.2f ms; decode: %lld tokens in %.2f ms "
+               "(%.1f tokens/s); steps %lld, preemptions %lld\n"
+               "kv cache: peak %.2f MiB in use (block size %lld, %lld blocks per group)\n",
+               (long long)stats.prefillTokens, stats.prefillMs,
+               (long long)stats.decodeTokens, stats.decodeMs,
+               stats.decodeMs > 0 ? stats.decodeTokens * 1000.0 / stats.decodeMs : 0.0,
+               (long long)stats.steps, (long long)stats.preemptions,
+               stats.peakKVBytes / 1048576.0, (long long)options.blockSize,
+               (long long)options.numBlocks);
+  return 0;
+}
