@@ -138,7 +138,8 @@ int main(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
   options.prefixCache = !noPrefixCache;
 
-  if (promptText.empty() && requestsPath.empty())
+  bool promptMode = prompt->count() > 0;
+  if (!promptMode && requestsPath.empty())
     return fail("give --prompt-ids or --requests");
   if (!logitsOut.empty() && !requestsPath.empty())
     return fail("--logits-out needs --prompt-ids");
@@ -152,7 +153,7 @@ int main(int argc, char **argv) {
                 " target, which this runtime cannot run");
 
   std::vector<Request> requests;
-  if (!promptText.empty()) {
+  if (promptMode) {
     auto ids = parseIds(promptText);
     if (!ids.ok())
       return fail(ids.status().message());
