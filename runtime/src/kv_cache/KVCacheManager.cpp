@@ -75,7 +75,8 @@ int64_t KVCacheManager::firstVisibleBlock(int64_t group,
 }
 
 StatusOr<int64_t>
-KVCacheManager::addSequence(SeqId id, const std::vector<int32_t> &tokens) {
+KVCacheManager::addSequence(SeqId id, const std::vector<int32_t> &tokens,
+                            int64_t maxCachedTokens) {
   if (sequences.count(id))
     return Status::error("kv cache: " + seqName(id) + " already exists");
   if (tokens.empty())
@@ -84,18 +85,20 @@ KVCacheManager::addSequence(SeqId id, const std::vector<int32_t> &tokens) {
   seq.tokens = tokens;
   seq.blockTables.resize(groups.size());
   if (enablePrefixCache)
-    seq.numComputed = reuseCachedPrefix(seq);
+    seq.numComputed = reuseCachedPrefix(seq, maxCachedTokens);
   int64_t reused = seq.numComputed;
   sequences.emplace(id, std::move(seq));
   return reused;
 }
 
-int64_t KVCacheManager::reuseCachedPrefix(Sequence &seq) {
+int64_t KVCacheManager::reuseCachedPrefix(Sequence &seq,
+                                          int64_t maxCachedTokens) {
   const int64_t b = blockSizeTokens;
   const int64_t n = static_cast<int64_t>(seq.tokens.size());
-  // The exact prefix chain: nodes[k] is logical block k, for (k+1)B < n.
+  // The exact prefix chain: nodes[k] is logical block k, for (k+1)B < n
+  // and (k+1)B <= maxCachedTokens.
   std::vector<const PrefixNode *> nodes;
-  for (int64_t k = 0; (k + 1) * b < n; ++k) {
+  for (int64_t k = 0; (k + 1) * b < n && (k + 1) * b <= maxCachedTokens; ++k) {
     const PrefixNode *node = prefixTree.find(
         nodes.empty() ? nullptr : nodes.back(), &seq.tokens[k * b], b);
     if (!node)

@@ -53,6 +53,7 @@
 #include "kv_cache/PrefixTree.h"
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -90,7 +91,11 @@ public:
   /// prefix cache (a multiple of B, L < tokens.size(), 0 when the prefix cache
   /// is off); the sequence references those blocks and starts computed at L.
   /// Allocates nothing. Fails if id is live or tokens is empty.
-  StatusOr<int64_t> addSequence(SeqId id, const std::vector<int32_t> &tokens);
+  /// `maxCachedTokens` caps L (a restarted request that must recompute
+  /// positions it has not recorded yet passes how far it got).
+  StatusOr<int64_t>
+  addSequence(SeqId id, const std::vector<int32_t> &tokens,
+              int64_t maxCachedTokens = std::numeric_limits<int64_t>::max());
 
   /// Appends tokens (e.g. the token sampled by a decode step) to the tokens
   /// known for id. Fails if id is not live.
@@ -162,8 +167,9 @@ private:
   /// Whether every group has the blocks allocateSlots(seq, numNewTokens)
   /// needs, counting those its window releases would make available.
   bool fitsInPools(const Sequence &seq, int64_t numNewTokens) const;
-  /// Takes references on the longest reusable cached prefix; returns L.
-  int64_t reuseCachedPrefix(Sequence &seq);
+  /// Takes references on the longest reusable cached prefix of at most
+  /// maxCachedTokens tokens; returns L.
+  int64_t reuseCachedPrefix(Sequence &seq, int64_t maxCachedTokens);
   void hashFullBlocks(Sequence &seq);
   Sequence *findSequence(SeqId id);
   const Sequence *findSequence(SeqId id) const;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <limits>
 
 namespace cohere2c {
 
@@ -127,7 +128,13 @@ Engine::run(const std::vector<Request> &requests,
     while (!waiting.empty() && (int64_t)running.size() < options_.maxBatch) {
       Active *a = waiting.front();
       a->seq = nextSeqId_++;
-      StatusOr<int64_t> cached = kvCache_->addSequence(a->seq, a->tokens);
+      // A restarted request recording logits recomputes every row it has
+      // not recorded yet, so it may reuse no more than that.
+      int64_t maxCached = a->admittedBefore && a->request->recordLogits
+                              ? a->nextLogitsRow
+                              : std::numeric_limits<int64_t>::max();
+      StatusOr<int64_t> cached =
+          kvCache_->addSequence(a->seq, a->tokens, maxCached);
       if (!cached.ok())
         return cached.status();
       StatusOr<bool> fits = kvCache_->canAllocateSlots(a->seq, nextChunk(*a));
@@ -263,12 +270,12 @@ Status Engine::step(std::vector<Active *> &running,
     (end <= (int64_t)a->request->promptIds.size() ? stats_.prefillTokens
                                                   : stats_.decodeTokens) += chunks[s];
     if (a->request->recordLogits) {
-      int64_t rows = lastLogit[s] - firstLogit[s];
-      // Recorded rows are the positions [max(begin, nextLogitsRow), end).
+      // The rows of positions [nextLogitsRow, end); begin <= nextLogitsRow
+      // since admission caps the reused prefix there.
       a->result.logits.insert(a->result.logits.end(),
                               logits.begin() + firstLogit[s] * vocab,
                               logits.begin() + lastLogit[s] * vocab);
-      a->nextLogitsRow = std::max(a->nextLogitsRow, begin) + rows;
+      a->nextLogitsRow = std::max(a->nextLogitsRow, end);
     }
     if (end != (int64_t)a->tokens.size())
       continue; // a prefill chunk that samples nothing

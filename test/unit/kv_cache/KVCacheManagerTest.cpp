@@ -145,6 +145,24 @@ TEST(KVCacheManagerTest, SeedCaseReusesTwentyEightTokens) {
   expectNoLeak(m);
 }
 
+// A restarted request caps the reuse at the positions it has recorded: with
+// a cap of 22 tokens, L = 20 (5 blocks; sliding blocks 3 and 4 cover the
+// keys [13, 20) the query at 20 sees, released by X but still cached).
+TEST(KVCacheManagerTest, CapOnReusedTokensIsHonoured) {
+  SeedCase seed;
+  ASSERT_NO_FATAL_FAILURE(seed.run());
+  KVCacheManager &m = *seed.manager;
+  std::vector<int32_t> y = concat(head(seed.x, 30), iota(5000, 20));
+  StatusOr<int64_t> reused = m.addSequence(2, y, /*maxCachedTokens=*/22);
+  ASSERT_TRUE(reused.ok()) << reused.status().message();
+  EXPECT_EQ(*reused, 20);
+  EXPECT_EQ(m.blockTable(2, kSliding),
+            (std::vector<BlockId>{kNullBlock, kNullBlock, kNullBlock,
+                                  seed.xSliding[3], seed.xSliding[4]}));
+  ASSERT_TRUE(m.freeSequence(2).ok());
+  expectNoLeak(m);
+}
+
 TEST(KVCacheManagerTest, ReusesPrefixShorterThanTheWindow) {
   SeedCase seed;
   ASSERT_NO_FATAL_FAILURE(seed.run());
