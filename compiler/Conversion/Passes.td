@@ -17,4 +17,19 @@ def ConvertAttnToHost : Pass<"convert-attn-to-host", "ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "ModuleOp"> {
+  let summary = "Lower the attn step function to gpu kernels and a launch plan";
+  let description = [{
+    Generates a `gpu.module @cohere2c_kernels` with one kernel per distinct
+    specialization (embedding, layer norm, KV append with or without RoPE,
+    attention per window, SwiGLU, residual sum, row gather) and records the
+    step as a launch plan in the module attribute `cohere2c.launch_plan`;
+    linear layers and the logits become GEMMs (cuBLASLt in the runtime).
+    A `#attn.full` layer's kernels contain no rotary code and no window bound.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+                           "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // COHERE2C_CONVERSION_PASSES

@@ -57,6 +57,8 @@ std::string Manifest::toJson() const {
             {"weights_bytes", weights.totalBytes},
             {"weights", weightsJson},
             {"kv_groups", groupsJson}};
+  if (target == "cuda")
+    j["launch_plan"] = json::parse(launchPlan.toJson());
   return j.dump();
 }
 
@@ -91,6 +93,16 @@ StatusOr<Manifest> Manifest::parse(const std::string &text,
     return Status::error(source + ": manifest weights_bytes disagrees with the "
                                   "layout of its config");
   m.kvGroups = kvGroupsFor(m.config);
+  if (m.target == "cuda") {
+    if (!j.contains("launch_plan"))
+      return Status::error(source + ": a cuda manifest needs a launch_plan");
+    StatusOr<LaunchPlan> plan = LaunchPlan::parse(j["launch_plan"].dump(), source);
+    if (!plan.ok())
+      return plan.status();
+    m.launchPlan = std::move(*plan);
+  } else if (m.target != "host") {
+    return Status::error(source + ": unknown target '" + m.target + "'");
+  }
   return m;
 }
 

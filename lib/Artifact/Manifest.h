@@ -9,6 +9,7 @@
 #ifndef COHERE2C_ARTIFACT_MANIFEST_H
 #define COHERE2C_ARTIFACT_MANIFEST_H
 
+#include "Artifact/LaunchPlan.h"
 #include "Artifact/WeightLayout.h"
 #include "Model/Config.h"
 #include "Support/Status.h"
@@ -48,6 +49,8 @@ struct Manifest {
   std::string precision; // "f32", "bf16" or "fp8-rowwise"
   WeightLayout weights;
   std::vector<KVGroup> kvGroups;
+  /// The step as launches (cuda target only).
+  LaunchPlan launchPlan;
 
   std::string toJson() const;
   /// Errors name `source`: bad JSON, another format version, a missing

@@ -3,6 +3,7 @@
 // Examples:
 //   cohere2c-compile command-r7b.config.json --emit attn
 //   cohere2c-compile tiny-cohere2/ -o tiny.so --target host --precision f32
+//   cohere2c-compile command-r7b.config.json -o r7b.so --target cuda
 //
 // With a checkpoint folder, also writes OUT.weights beside OUT.so: the
 // weights in the layout the compiled code reads (WeightLayout.h).
@@ -14,7 +15,7 @@
 #include "Frontend/ModelToAttn.h"
 #include "Model/SafeTensors.h"
 #include "Pipelines/Pipelines.h"
-#include "Target/HostLibrary.h"
+#include "Target/SharedLibrary.h"
 #include "cohere2c/Dialect/Attn/IR/Attn.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -39,17 +40,22 @@ cl::opt<std::string> modelPath(cl::Positional, cl::Required,
 cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' for stdout, "
                                               "the default for text output)"),
                                 cl::value_desc("file"), cl::init("-"));
-enum class Emit { Attn, LLVM, Library };
+enum class Emit { Attn, LLVM, PTX, Plan, Library };
 cl::opt<Emit> emit(
     "emit", cl::desc("What to produce"),
     cl::values(clEnumValN(Emit::Attn, "attn", "the attn dialect module"),
-               clEnumValN(Emit::LLVM, "llvm", "the module lowered to the LLVM dialect"),
+               clEnumValN(Emit::LLVM, "llvm",
+                          "host: the module lowered to the LLVM dialect"),
+               clEnumValN(Emit::PTX, "ptx", "cuda: the kernels' PTX for sm_90a"),
+               clEnumValN(Emit::Plan, "plan", "cuda: the launch plan (JSON)"),
                clEnumValN(Emit::Library, "lib",
                           "the shared library OUT.so (and OUT.weights)")),
     cl::init(Emit::Library));
-cl::opt<std::string> target("target", cl::desc("Code target: host"), cl::init("host"));
-cl::opt<std::string> precision("precision", cl::desc("f32 (host target)"),
-                               cl::init("f32"));
+cl::opt<std::string> target("target",
+                            cl::desc("Code target: cuda (sm_90a) or host (CPU)"),
+                            cl::init("cuda"));
+cl::opt<std::string> precision(
+    "precision", cl::desc("bf16 or f32 (default: bf16 for cuda, f32 for host)"));
 
 int fail(const Twine &message) {
   WithColor::error(errs(), "cohere2c-compile") << message << "\n";
@@ -92,8 +98,13 @@ int main(int argc, char **argv) {
       "  cohere2c-compile command-r7b.config.json --emit attn\n"
       "  cohere2c-compile tiny-cohere2/ -o tiny.so --target host\n");
 
-  if (target != "host")
-    return fail("--target: unknown target '" + target + "', expected host");
+  if (target != "host" && target != "cuda")
+    return fail("--target: unknown target '" + target + "', expected cuda or host");
+  bool cuda = target == "cuda";
+  if (precision.empty())
+    precision = cuda ? "bf16" : "f32";
+  if ((emit == Emit::LLVM && cuda) || ((emit == Emit::PTX || emit == Emit::Plan) && !cuda))
+    return fail("--emit: that output is not made for the " + target + " target");
   bool isFolder = sys::fs::is_directory(modelPath);
   std::string configPath = isFolder
                                ? (Twine(modelPath) + "/config.json").str()
@@ -132,24 +143,58 @@ int main(int argc, char **argv) {
   if (failed(mlir::verify(*module)))
     return fail("internal error: the attn module does not verify");
 
-  if (emit == Emit::Attn || emit == Emit::LLVM) {
-    if (emit == Emit::LLVM)
-      if (Error e = mlir::cohere2c::lowerAttnToHostLLVM(*module))
-        return fail("lowering: " + toString(std::move(e)));
+  auto writeText = [&](StringRef text) -> int {
     std::error_code ec;
     ToolOutputFile out(outputPath, ec, sys::fs::OF_Text);
     if (ec)
       return fail(outputPath + ": " + ec.message());
-    module->print(out.os());
+    out.os() << text;
     out.keep();
     return 0;
+  };
+  if (emit == Emit::Attn) {
+    std::string text;
+    raw_string_ostream os(text);
+    module->print(os);
+    return writeText(text);
   }
-
-  if (outputPath == "-")
+  if (emit == Emit::Library && outputPath == "-")
     return fail("-o OUT.so is required to write a library");
-  if (Error e = mlir::cohere2c::lowerAttnToHostLLVM(*module))
-    return fail("lowering: " + toString(std::move(e)));
-  if (Error e = mlir::cohere2c::writeHostLibrary(*module, manifest.toJson(),
+
+  mlir::OwningOpRef<mlir::ModuleOp> library;
+  if (cuda) {
+    Expected<std::string> toolkit = mlir::cohere2c::findCudaToolkit();
+    if (!toolkit)
+      return fail(toString(toolkit.takeError()));
+    Expected<mlir::cohere2c::CudaKernels> kernels =
+        mlir::cohere2c::lowerAttnToCuda(*module, *toolkit);
+    if (!kernels)
+      return fail("lowering: " + toString(kernels.takeError()));
+    if (emit == Emit::PTX)
+      return writeText(kernels->ptx);
+    if (emit == Emit::Plan)
+      return writeText(kernels->launchPlan);
+    auto plan = ::cohere2c::LaunchPlan::parse(kernels->launchPlan, "launch plan");
+    if (!plan.ok())
+      return fail("internal error: " + plan.status().message());
+    manifest.launchPlan = std::move(*plan);
+    // The artifact holds the kernel images, the PTX kept as the fallback the
+    // driver can compile for another device.
+    library = mlir::ModuleOp::create(module->getLoc());
+    mlir::cohere2c::addExportedBytes(*library, "cohere2c_cubin", kernels->cubin);
+    mlir::cohere2c::addExportedBytes(*library, "cohere2c_ptx", kernels->ptx + '\0');
+  } else {
+    if (Error e = mlir::cohere2c::lowerAttnToHostLLVM(*module))
+      return fail("lowering: " + toString(std::move(e)));
+    if (emit == Emit::LLVM) {
+      std::string text;
+      raw_string_ostream os(text);
+      module->print(os);
+      return writeText(text);
+    }
+    library = std::move(module);
+  }
+  if (Error e = mlir::cohere2c::writeSharedLibrary(*library, manifest.toJson(),
                                                  outputPath))
     return fail(toString(std::move(e)));
   if (checkpoint)

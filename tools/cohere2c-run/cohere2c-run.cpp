@@ -11,6 +11,7 @@
 #include "Artifact.h"
 #include "Model/SafeTensors.h"
 #include "Weights.h"
+#include "cuda/CudaExecutor.h"
 #include "host/HostExecutor.h"
 #include "scheduler/Engine.h"
 
@@ -122,11 +123,13 @@ int main(int argc, char **argv) {
                  "most prompt tokens per step (0: whole prompt)")
       ->capture_default_str();
   app.add_option("--block-size", options.blockSize, "tokens per KV block")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 16))
       ->capture_default_str();
   app.add_option("--kv-blocks", options.numBlocks,
                  "blocks per KV group (0: room for --max-batch full contexts)")
       ->capture_default_str();
   app.add_option("--max-batch", options.maxBatch, "most requests in flight")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 16))
       ->capture_default_str();
   app.add_flag("--no-prefix-cache", noPrefixCache, "never reuse cached prefixes");
   app.add_option("--temperature", defaults.sampling.temperature,
@@ -148,9 +151,6 @@ int main(int argc, char **argv) {
   if (!artifact.ok())
     return fail(artifact.status().message());
   const Manifest &manifest = (*artifact)->manifest();
-  if (manifest.target != "host")
-    return fail(artifactPath + ": compiled for the " + manifest.target +
-                " target, which this runtime cannot run");
 
   std::vector<Request> requests;
   if (promptMode) {
@@ -178,17 +178,23 @@ int main(int argc, char **argv) {
   if (!weights.ok())
     return fail(weights.status().message());
 
-  int64_t blocks = options.numBlocks;
-  if (blocks == 0)
-    blocks = options.maxBatch *
-             ((manifest.config.maxPositionEmbeddings + options.blockSize - 1) /
-                  std::max<int64_t>(options.blockSize, 1) + 1);
-  auto executor = HostExecutor::create(**artifact, **weights, {blocks, blocks},
-                                       options.blockSize);
-  if (!executor.ok())
-    return fail(executor.status().message());
-  options.numBlocks = blocks;
-  auto engine = Engine::create(**executor, manifest, options);
+  if (options.numBlocks == 0)
+    options.numBlocks = defaultKVBlocks(manifest.config, options);
+  std::array<int64_t, kNumKVGroups> blocks = {options.numBlocks, options.numBlocks};
+  std::unique_ptr<Executor> executor;
+  if (manifest.target == "cuda") {
+    auto created = CudaExecutor::create(**artifact, **weights, blocks, options.blockSize);
+    if (!created.ok())
+      return fail(created.status().message());
+    std::fprintf(stderr, "device: %s\n", (*created)->deviceName().c_str());
+    executor = std::move(*created);
+  } else {
+    auto created = HostExecutor::create(**artifact, **weights, blocks, options.blockSize);
+    if (!created.ok())
+      return fail(created.status().message());
+    executor = std::move(*created);
+  }
+  auto engine = Engine::create(*executor, manifest, options);
   if (!engine.ok())
     return fail(engine.status().message());
 

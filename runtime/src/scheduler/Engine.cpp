@@ -35,6 +35,12 @@ struct Engine::Active {
   }
 };
 
+int64_t defaultKVBlocks(const ModelConfig &config, const EngineOptions &options) {
+  int64_t perSequence =
+      (config.maxPositionEmbeddings + options.blockSize - 1) / options.blockSize + 1;
+  return options.maxBatch * perSequence;
+}
+
 StatusOr<std::unique_ptr<Engine>> Engine::create(Executor &executor,
                                                  const Manifest &manifest,
                                                  EngineOptions options) {
@@ -49,9 +55,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(Executor &executor,
                          std::to_string(options.prefillChunk));
   const ModelConfig &config = manifest.config;
   if (options.numBlocks == 0)
-    options.numBlocks =
-        options.maxBatch *
-        ((config.maxPositionEmbeddings + options.blockSize - 1) / options.blockSize + 1);
+    options.numBlocks = defaultKVBlocks(config, options);
   if (options.numBlocks < 1 || options.numBlocks >= (1ll << 31))
     return Status::error("--kv-blocks must be in [1, 2^31), found " +
                          std::to_string(options.numBlocks));

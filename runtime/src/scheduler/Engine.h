@@ -56,6 +56,10 @@ struct EngineOptions {
   bool ignoreEos = false;
 };
 
+/// Blocks per KV group when EngineOptions::numBlocks is 0: room for
+/// maxBatch sequences of the whole context (max_position_embeddings).
+int64_t defaultKVBlocks(const ModelConfig &config, const EngineOptions &options);
+
 struct EngineStats {
   int64_t steps = 0, prefillTokens = 0, decodeTokens = 0, preemptions = 0;
   double prefillMs = 0, decodeMs = 0; // steps with / without prompt tokens

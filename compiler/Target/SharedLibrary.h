@@ -1,6 +1,6 @@
-//===- HostLibrary.h - LLVM dialect module -> host shared library -*- C++ -*-===//
-#ifndef COHERE2C_TARGET_HOSTLIBRARY_H
-#define COHERE2C_TARGET_HOSTLIBRARY_H
+//===- SharedLibrary.h - LLVM dialect module -> shared library --*- C++ -*-===//
+#ifndef COHERE2C_TARGET_SHAREDLIBRARY_H
+#define COHERE2C_TARGET_SHAREDLIBRARY_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
@@ -10,14 +10,19 @@ namespace mlir::cohere2c {
 /// The exported NUL-terminated JSON string every artifact carries.
 inline constexpr const char *kManifestSymbol = "cohere2c_manifest";
 
+/// Adds `bytes` as the exported constant `name` (an i8 array) and, as
+/// `name`_size, its length (i64). Kernel images travel so in cuda artifacts.
+void addExportedBytes(ModuleOp module, llvm::StringRef name,
+                      llvm::StringRef bytes);
+
 /// Adds `manifestJson` as the exported constant `cohere2c_manifest`,
 /// translates `module` (LLVM dialect only) to LLVM IR, optimizes it at O3 for
 /// generic x86-64 (the artifact runs on other machines than the build's),
 /// writes an object file and links it with the system C compiler
 /// (`cc -shared ... -lm`) into `outputPath`. Errors name the step that failed.
-llvm::Error writeHostLibrary(ModuleOp module, llvm::StringRef manifestJson,
+llvm::Error writeSharedLibrary(ModuleOp module, llvm::StringRef manifestJson,
                              llvm::StringRef outputPath);
 
 } // namespace mlir::cohere2c
 
-#endif // COHERE2C_TARGET_HOSTLIBRARY_H
+#endif // COHERE2C_TARGET_SHAREDLIBRARY_H

@@ -1,6 +1,6 @@
-//===- HostLibrary.cpp - LLVM dialect module -> host shared library -------===//
+//===- SharedLibrary.cpp - LLVM dialect module -> shared library ---------===//
 
-#include "Target/HostLibrary.h"
+#include "Target/SharedLibrary.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -22,14 +22,9 @@ using namespace mlir;
 namespace {
 
 void addManifest(ModuleOp module, llvm::StringRef json) {
-  OpBuilder b(module.getContext());
-  b.setInsertionPointToStart(module.getBody());
   std::string text = json.str();
   text.push_back('\0');
-  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), text.size());
-  LLVM::GlobalOp::create(b, module.getLoc(), type, /*isConstant=*/true,
-                         LLVM::Linkage::External, cohere2c::kManifestSymbol,
-                         b.getStringAttr(text));
+  mlir::cohere2c::addExportedBytes(module, mlir::cohere2c::kManifestSymbol, text);
 }
 
 void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
@@ -49,7 +44,19 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
 
 } // namespace
 
-llvm::Error mlir::cohere2c::writeHostLibrary(ModuleOp module,
+void mlir::cohere2c::addExportedBytes(ModuleOp module, llvm::StringRef name,
+                                      llvm::StringRef bytes) {
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToStart(module.getBody());
+  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), bytes.size());
+  LLVM::GlobalOp::create(b, module.getLoc(), type, /*isConstant=*/true,
+                         LLVM::Linkage::External, name, b.getStringAttr(bytes));
+  LLVM::GlobalOp::create(b, module.getLoc(), b.getI64Type(), /*isConstant=*/true,
+                         LLVM::Linkage::External, (name + "_size").str(),
+                         b.getI64IntegerAttr(bytes.size()));
+}
+
+llvm::Error mlir::cohere2c::writeSharedLibrary(ModuleOp module,
                                              llvm::StringRef manifestJson,
                                              llvm::StringRef outputPath) {
   addManifest(module, manifestJson);

@@ -1,0 +1,685 @@
+//===- AttnToGPU.cpp - attn step -> gpu kernels and a launch plan ---------===//
+//
+// Every attn op but the linear layers becomes a launch of a kernel generated
+// here, specialized by the op's shapes and attributes (a full layer's kernels
+// have no rotary code and no window bound); linear layers and the logits
+// projection become GEMMs the runtime runs with cuBLASLt. Kernels that are
+// specialized alike are generated once (all sliding layers share one
+// attention kernel; the layer's KV slot is an argument).
+//
+// Kernels take flat pointers (bare-pointer memrefs of a static, nominal
+// size) and compute in f32 whatever the storage type. Formulas: DESIGN.md,
+// "The model, exactly", as in the host lowering (AttnToHost.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Conversion/AttnToGPU/AttnToGPU.h"
+
+#include "Frontend/ModelToAttn.h"
+#include "cohere2c/Dialect/Attn/IR/Attn.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace mlir::cohere2c {
+#define GEN_PASS_DEF_CONVERTATTNTOGPU
+#include "Conversion/Passes.h.inc"
+} // namespace mlir::cohere2c
+
+using namespace mlir;
+using namespace mlir::cohere2c;
+using ::cohere2c::DType;
+using ::cohere2c::LaunchPlan;
+using ::cohere2c::PlanArg;
+using ::cohere2c::PlanBuffer;
+using ::cohere2c::PlanStep;
+
+namespace {
+
+/// The nominal size of a flat kernel argument: bare-pointer kernel
+/// arguments need a static shape; only the pointer is passed.
+constexpr int64_t kFlat = int64_t(1) << 40;
+constexpr int64_t kRowThreads = 256;    // threads of the per-row kernels
+constexpr int64_t kWarpsPerBlock = 4;   // attention: one warp per head
+constexpr int64_t kWarp = 32;
+
+DType dtypeOf(Type t) {
+  if (t.isBF16())
+    return DType::BF16;
+  if (t.isF16())
+    return DType::F16;
+  return DType::F32;
+}
+
+std::string sanitize(std::string s) {
+  for (char &c : s)
+    if (!isalnum((unsigned char)c))
+      c = '_';
+  return s;
+}
+
+PlanArg buffer(const std::string &name) {
+  return {PlanArg::Kind::Buffer, name, 0};
+}
+PlanArg weightArg(StringRef name) {
+  return {PlanArg::Kind::Weight, name.str(), 0};
+}
+PlanArg input(const std::string &name) {
+  return {PlanArg::Kind::Input, name, 0};
+}
+PlanArg param(const std::string &name) {
+  return {PlanArg::Kind::Param, name, 0};
+}
+PlanArg constant(int64_t v) { return {PlanArg::Kind::Int, "", v}; }
+
+/// Generates kernels into one gpu.module and records the launch plan.
+class KernelGenerator {
+public:
+  KernelGenerator(ModuleOp module, gpu::GPUModuleOp kernels)
+      : module(module), kernels(kernels),
+        b(module.getLoc(), module.getContext()) {}
+
+  LogicalResult run(func::FuncOp step);
+  LaunchPlan plan;
+
+private:
+  // --- arithmetic helpers (f32 compute, E storage) --------------------------
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value f32(double v) { return arith::ConstantOp::create(b, b.getF32FloatAttr(v)); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value addf(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
+  Value mulf(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
+  Value subf(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
+  Value toIndex(Value v) {
+    return arith::IndexCastOp::create(b, b.getIndexType(), v);
+  }
+  /// Loads element i of a flat memref as f32 (or as is for integers).
+  Value load(Value mem, Value i) {
+    Value v = memref::LoadOp::create(b, mem, ValueRange{i});
+    if (isa<FloatType>(v.getType()) && !v.getType().isF32())
+      v = arith::ExtFOp::create(b, b.getF32Type(), v);
+    return v;
+  }
+  /// Stores an f32 value into a flat memref of any float type.
+  void store(Value v, Value mem, Value i) {
+    Type e = cast<MemRefType>(mem.getType()).getElementType();
+    if (e != v.getType())
+      v = arith::TruncFOp::create(b, e, v);
+    memref::StoreOp::create(b, v, mem, ValueRange{i});
+  }
+  void forLoop(Value lb, Value ub, Value step, function_ref<void(Value)> body) {
+    auto loop = scf::ForOp::create(b, lb, ub, step);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    body(loop.getInductionVar());
+  }
+  /// for i = threadIdx.x; i < n; i += blockDim.x
+  void forThreads(int64_t n, function_ref<void(Value)> body) {
+    forLoop(threadId, index(n), index(blockThreads), body);
+  }
+  /// Runs `body` only on threads where `cond` holds.
+  void ifThen(Value cond, function_ref<void()> body) {
+    auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(op.thenBlock()->getTerminator());
+    body();
+  }
+  /// Sum of `v` over the block's threads (tree in shared memory).
+  Value blockSum(Value v) {
+    memref::StoreOp::create(b, v, scratch, ValueRange{threadId});
+    gpu::BarrierOp::create(b);
+    for (int64_t s = blockThreads / 2; s > 0; s /= 2) {
+      Value lt = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, threadId, index(s));
+      ifThen(lt, [&] {
+        Value other = memref::LoadOp::create(b, scratch, ValueRange{add(threadId, index(s))});
+        Value mine = memref::LoadOp::create(b, scratch, ValueRange{threadId});
+        memref::StoreOp::create(b, addf(mine, other), scratch, ValueRange{threadId});
+      });
+      gpu::BarrierOp::create(b);
+    }
+    Value sum = memref::LoadOp::create(b, scratch, ValueRange{index(0)});
+    gpu::BarrierOp::create(b); // scratch is reused by the next sum
+    return sum;
+  }
+  /// cos and sin (f32) of position * theta^(-2m/headDim), computed in f64.
+  std::pair<Value, Value> ropeAngle(double theta, int64_t headDim, Value position,
+                                    Value m) {
+    Type f64 = b.getF64Type();
+    Value mf = arith::SIToFPOp::create(
+        b, f64, arith::IndexCastOp::create(b, b.getI64Type(), m));
+    Value exponent = arith::MulFOp::create(
+        b, mf, arith::ConstantOp::create(b, b.getF64FloatAttr(-2.0 / headDim)));
+    Value invFreq = math::PowFOp::create(
+        b, arith::ConstantOp::create(b, b.getF64FloatAttr(theta)), exponent);
+    Value angle = arith::MulFOp::create(
+        b, arith::SIToFPOp::create(b, f64, position), invFreq);
+    return {arith::TruncFOp::create(b, b.getF32Type(), math::CosOp::create(b, angle)),
+            arith::TruncFOp::create(b, b.getF32Type(), math::SinOp::create(b, angle))};
+  }
+
+  // --- kernels ---------------------------------------------------------------
+  MemRefType flat(Type element) { return MemRefType::get({kFlat}, element); }
+  /// Starts kernel `name` (returns false if it exists: generate nothing).
+  bool beginKernel(const std::string &name, ArrayRef<Type> args, int64_t threads,
+                   bool needsScratch);
+  void endKernel();
+
+  std::string embeddingKernel(Type e, int64_t hidden);
+  std::string layerNormKernel(Type e, int64_t hidden, double eps);
+  std::string kvAppendKernel(Type e, attn::AttentionOp op, int64_t layersInGroup);
+  std::string attentionKernel(Type e, attn::AttentionOp op, int64_t layersInGroup);
+  std::string swigluKernel(Type e, int64_t width);
+  std::string residualKernel(Type e, int64_t width, int64_t inputs);
+  std::string gatherRowsKernel(Type e, int64_t width);
+
+  // --- plan ------------------------------------------------------------------
+  /// The buffer holding `v`, allocated from the free list of its shape.
+  std::string bufferFor(Value v);
+  void release(Value v);
+  void kernelStep(const std::string &kernel, std::string gridX, int64_t gridY,
+                  int64_t block, std::vector<PlanArg> args) {
+    PlanStep s;
+    s.kernel = kernel;
+    s.gridXParam = std::move(gridX);
+    s.gridY = gridY;
+    s.blockX = block;
+    s.args = std::move(args);
+    plan.steps.push_back(std::move(s));
+  }
+  void gemmStep(PlanArg a, PlanArg c, StringRef weight, std::string m, int64_t n,
+                int64_t k, double alpha) {
+    PlanStep s;
+    s.kind = PlanStep::Kind::Gemm;
+    s.args = {std::move(a), std::move(c)};
+    s.weight = weight.str();
+    s.mParam = std::move(m);
+    s.n = n;
+    s.k = k;
+    s.alpha = alpha;
+    plan.steps.push_back(std::move(s));
+  }
+  int64_t layersInGroup(bool sliding) {
+    int64_t n = 0;
+    module.walk([&](attn::AttentionOp op) {
+      n += op.getSlidingWindow().has_value() == sliding;
+    });
+    return n;
+  }
+  int64_t slotOf(attn::AttentionOp op) {
+    bool sliding = op.getSlidingWindow().has_value();
+    int64_t slot = 0;
+    module.walk([&](attn::AttentionOp other) {
+      slot += other.getSlidingWindow().has_value() == sliding &&
+              other.getKvSlot() < op.getKvSlot();
+    });
+    return slot;
+  }
+
+  ModuleOp module;
+  gpu::GPUModuleOp kernels;
+  ImplicitLocOpBuilder b;
+  std::map<std::string, bool> generated;
+  // The kernel being generated.
+  gpu::GPUFuncOp kernel;
+  Value threadId, scratch;
+  int64_t blockThreads = 0;
+  // Buffer allocation: value -> buffer, and free buffers per (width, dtype).
+  DenseMap<Value, std::string> buffers;
+  std::map<std::pair<int64_t, int>, std::vector<std::string>> freeBuffers;
+};
+
+bool KernelGenerator::beginKernel(const std::string &name, ArrayRef<Type> args,
+                                  int64_t threads, bool needsScratch) {
+  if (generated[name])
+    return false;
+  generated[name] = true;
+  b.setInsertionPointToEnd(kernels.getBody());
+  SmallVector<Type> workgroup;
+  if (needsScratch)
+    workgroup.push_back(MemRefType::get(
+        {threads}, b.getF32Type(), MemRefLayoutAttrInterface{},
+        gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup)));
+  kernel = gpu::GPUFuncOp::create(b, name, b.getFunctionType(args, {}), workgroup);
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({(int32_t)threads, 1, 1}));
+  b.setInsertionPointToStart(&kernel.getBody().front());
+  blockThreads = threads;
+  threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  scratch = Value();
+  if (needsScratch)
+    scratch = kernel.getWorkgroupAttributions()[0];
+  return true;
+}
+
+void KernelGenerator::endKernel() { gpu::ReturnOp::create(b); }
+
+// out[t, :] = table[ids[t], :]; one block per token.
+std::string KernelGenerator::embeddingKernel(Type e, int64_t hidden) {
+  std::string name = sanitize("embedding_" + std::to_string(hidden));
+  if (!beginKernel(name, {flat(b.getI32Type()), flat(e), flat(e)}, kRowThreads, false))
+    return name;
+  Value ids = kernel.getArgument(0), table = kernel.getArgument(1),
+        out = kernel.getArgument(2);
+  Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value row = toIndex(load(ids, t));
+  forThreads(hidden, [&](Value d) {
+    memref::StoreOp::create(
+        b, memref::LoadOp::create(b, table, ValueRange{add(mul(row, index(hidden)), d)}),
+        out, ValueRange{add(mul(t, index(hidden)), d)});
+  });
+  endKernel();
+  return name;
+}
+
+// Cohere LayerNorm, statistics in f32; one block per row.
+std::string KernelGenerator::layerNormKernel(Type e, int64_t hidden, double eps) {
+  std::string name = sanitize("layer_norm_" + std::to_string(hidden) + "_eps" +
+                              std::to_string(eps));
+  if (!beginKernel(name, {flat(e), flat(e), flat(e)}, kRowThreads, true))
+    return name;
+  Value in = kernel.getArgument(0), w = kernel.getArgument(1), out = kernel.getArgument(2);
+  Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value rowBase = mul(t, index(hidden));
+  auto partial = [&](function_ref<Value(Value)> term) {
+    auto loop = scf::ForOp::create(b, threadId, index(hidden), index(blockThreads),
+                                   ValueRange{f32(0)});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(loop.getBody());
+    Value next = addf(loop.getRegionIterArgs()[0], term(loop.getInductionVar()));
+    scf::YieldOp::create(b, next);
+    return loop.getResult(0);
+  };
+  Value n = f32(hidden);
+  Value mean = arith::DivFOp::create(
+      b, blockSum(partial([&](Value d) { return load(in, add(rowBase, d)); })), n);
+  Value var = arith::DivFOp::create(b, blockSum(partial([&](Value d) {
+                                      Value c = subf(load(in, add(rowBase, d)), mean);
+                                      return mulf(c, c);
+                                    })),
+                                    n);
+  Value rstd = math::RsqrtOp::create(b, addf(var, f32(eps)));
+  forThreads(hidden, [&](Value d) {
+    Value x = subf(load(in, add(rowBase, d)), mean);
+    store(mulf(mulf(x, rstd), load(w, d)), out, add(rowBase, d));
+  });
+  endKernel();
+  return name;
+}
+
+// Writes K (rotated on RoPE layers) and V of each token into its block of
+// the paged cache, and rotates q in place on RoPE layers. One block per token.
+// Pool layout: [blocks][layers of the group][K, V][block size][KV heads][hd].
+std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
+                                            int64_t groupLayers) {
+  auto rope = dyn_cast<attn::RopeAttr>(op.getPosition());
+  int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(), hd = op.getHeadDim();
+  std::string name = sanitize(
+      "kv_append_" + std::string(rope ? "rope" : "no_rope") + "_h" +
+      std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
+      std::to_string(hd) + "_l" + std::to_string(groupLayers));
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  // q, k, v, positions, seqs, tables, pool, slot, block_size, table_width
+  if (!beginKernel(name, {flat(e), flat(e), flat(e), flat(i32), flat(i32), flat(i32),
+                          flat(e), i64, i64, i64},
+                   kRowThreads, false))
+    return name;
+  Value q = kernel.getArgument(0), k = kernel.getArgument(1), v = kernel.getArgument(2);
+  Value positions = kernel.getArgument(3), seqs = kernel.getArgument(4),
+        tables = kernel.getArgument(5), pool = kernel.getArgument(6);
+  Value slot = toIndex(kernel.getArgument(7)), bs = toIndex(kernel.getArgument(8)),
+        width = toIndex(kernel.getArgument(9));
+  Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value p32 = memref::LoadOp::create(b, positions, ValueRange{t});
+  Value p = toIndex(p32), s = toIndex(load(seqs, t));
+  Value block = toIndex(load(tables, add(mul(s, width), arith::DivUIOp::create(b, p, bs))));
+  Value inBlock = arith::RemUIOp::create(b, p, bs);
+  int64_t kvWidth = kvHeads * hd;
+  auto base = [&](int64_t kv) {
+    Value plane = add(mul(add(mul(block, index(groupLayers)), slot), index(2)), index(kv));
+    return mul(add(mul(plane, bs), inBlock), index(kvWidth));
+  };
+  Value kBase = base(0), vBase = base(1), row = mul(t, index(kvWidth));
+  forThreads(kvWidth, [&](Value i) {
+    memref::StoreOp::create(b, memref::LoadOp::create(b, v, ValueRange{add(row, i)}),
+                            pool, ValueRange{add(vBase, i)});
+  });
+  if (!rope) {
+    forThreads(kvWidth, [&](Value i) {
+      memref::StoreOp::create(b, memref::LoadOp::create(b, k, ValueRange{add(row, i)}),
+                              pool, ValueRange{add(kBase, i)});
+    });
+    endKernel();
+    return name;
+  }
+  double theta = rope.getTheta().convertToDouble();
+  // Pair index i covers (x[2m], x[2m+1]) of head i / (hd/2), m = i % (hd/2).
+  auto rotate = [&](Value src, Value srcBase, Value dst, Value dstBase, int64_t pairs) {
+    forThreads(pairs, [&](Value i) {
+      Value head = arith::DivUIOp::create(b, i, index(hd / 2));
+      Value m = arith::RemUIOp::create(b, i, index(hd / 2));
+      auto [c, sn] = ropeAngle(theta, hd, p32, m);
+      Value even = add(mul(head, index(hd)), mul(m, index(2))), odd = add(even, index(1));
+      Value x0 = load(src, add(srcBase, even)), x1 = load(src, add(srcBase, odd));
+      store(subf(mulf(x0, c), mulf(x1, sn)), dst, add(dstBase, even));
+      store(addf(mulf(x1, c), mulf(x0, sn)), dst, add(dstBase, odd));
+    });
+  };
+  rotate(k, row, pool, kBase, kvWidth / 2);
+  Value qRow = mul(t, index(heads * hd));
+  rotate(q, qRow, q, qRow, heads * hd / 2);
+  endKernel();
+  return name;
+}
+
+// One warp per (token, head); lanes own head_dim / 32 consecutive features.
+// Online softmax (Milakov and Gimelshein, 2018) over the keys the token sees:
+// j <= p, and p - W < j on sliding layers. Reads only blocks in that range.
+std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
+                                             int64_t groupLayers) {
+  std::optional<int64_t> window = op.getSlidingWindow();
+  int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(), hd = op.getHeadDim();
+  int64_t perLane = hd / kWarp;
+  std::string name = sanitize(
+      "attention_" + (window ? "sliding" + std::to_string(*window) : std::string("full")) +
+      "_h" + std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
+      std::to_string(hd) + "_l" + std::to_string(groupLayers));
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  // q, positions, seqs, tables, pool, out, slot, block_size, table_width
+  if (!beginKernel(name, {flat(e), flat(i32), flat(i32), flat(i32), flat(e), flat(e),
+                          i64, i64, i64},
+                   kWarpsPerBlock * kWarp, false))
+    return name;
+  Value q = kernel.getArgument(0), positions = kernel.getArgument(1),
+        seqs = kernel.getArgument(2), tables = kernel.getArgument(3),
+        pool = kernel.getArgument(4), out = kernel.getArgument(5);
+  Value slot = toIndex(kernel.getArgument(6)), bs = toIndex(kernel.getArgument(7)),
+        width = toIndex(kernel.getArgument(8));
+  Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value warp = arith::DivUIOp::create(b, threadId, index(kWarp));
+  Value lane = arith::RemUIOp::create(b, threadId, index(kWarp));
+  Value h = add(mul(gpu::BlockIdOp::create(b, gpu::Dimension::y), index(kWarpsPerBlock)),
+                warp);
+  Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, h, index(heads));
+  ifThen(inRange, [&] {
+    Value p = toIndex(load(positions, t)), s = toIndex(load(seqs, t));
+    Value kvh = arith::DivUIOp::create(b, h, index(heads / kvHeads));
+    Value first = index(0);
+    if (window)
+      first = arith::MaxSIOp::create(b, index(0), add(p, index(1 - *window)));
+    Value end = add(p, index(1));
+    Value qBase = add(mul(t, index(heads * hd)), add(mul(h, index(hd)), mul(lane, index(perLane))));
+    Value scale = f32(1.0 / std::sqrt((double)hd));
+    SmallVector<Value> qv;
+    for (int64_t i = 0; i < perLane; ++i)
+      qv.push_back(mulf(load(q, add(qBase, index(i))), scale));
+    int64_t kvWidth = kvHeads * hd;
+    Value headOffset = add(mul(kvh, index(hd)), mul(lane, index(perLane)));
+    SmallVector<Value> init = {f32(-std::numeric_limits<float>::infinity()), f32(0)};
+    for (int64_t i = 0; i < perLane; ++i)
+      init.push_back(f32(0));
+    auto loop = scf::ForOp::create(b, first, end, index(1), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToEnd(loop.getBody());
+      Value j = loop.getInductionVar();
+      ValueRange carried = loop.getRegionIterArgs();
+      Value block = toIndex(load(tables, add(mul(s, width), arith::DivUIOp::create(b, j, bs))));
+      Value inBlock = arith::RemUIOp::create(b, j, bs);
+      Value plane = mul(add(mul(block, index(groupLayers)), slot), index(2));
+      Value kBase = add(mul(add(mul(plane, bs), inBlock), index(kvWidth)), headOffset);
+      Value vBase = add(mul(add(mul(add(plane, index(1)), bs), inBlock), index(kvWidth)),
+                        headOffset);
+      Value dot = f32(0);
+      for (int64_t i = 0; i < perLane; ++i)
+        dot = addf(dot, mulf(qv[i], load(pool, add(kBase, index(i)))));
+      for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
+        dot = addf(dot, gpu::ShuffleOp::create(b, dot, offset, kWarp,
+                                               gpu::ShuffleMode::XOR)
+                            .getShuffleResult());
+      Value m = carried[0], l = carried[1];
+      Value mNew = arith::MaximumFOp::create(b, m, dot);
+      Value correction = math::ExpOp::create(b, subf(m, mNew));
+      Value weight = math::ExpOp::create(b, subf(dot, mNew));
+      SmallVector<Value> next = {mNew, addf(mulf(l, correction), weight)};
+      for (int64_t i = 0; i < perLane; ++i)
+        next.push_back(addf(mulf(carried[2 + i], correction),
+                            mulf(weight, load(pool, add(vBase, index(i))))));
+      scf::YieldOp::create(b, next);
+    }
+    Value l = loop.getResult(1);
+    for (int64_t i = 0; i < perLane; ++i)
+      store(arith::DivFOp::create(b, loop.getResult(2 + i), l), out,
+            add(qBase, index(i)));
+  });
+  endKernel();
+  return name;
+}
+
+// silu(g) * u; one block per row.
+std::string KernelGenerator::swigluKernel(Type e, int64_t width) {
+  std::string name = sanitize("swiglu_" + std::to_string(width));
+  if (!beginKernel(name, {flat(e), flat(e), flat(e)}, kRowThreads, false))
+    return name;
+  Value gate = kernel.getArgument(0), up = kernel.getArgument(1), out = kernel.getArgument(2);
+  Value row = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), index(width));
+  forThreads(width, [&](Value d) {
+    Value i = add(row, d);
+    Value g = load(gate, i);
+    Value silu = arith::DivFOp::create(
+        b, g, addf(f32(1), math::ExpOp::create(b, arith::NegFOp::create(b, g))));
+    store(mulf(silu, load(up, i)), out, i);
+  });
+  endKernel();
+  return name;
+}
+
+// The parallel block's residual: out = x + attention + mlp; one block per row.
+std::string KernelGenerator::residualKernel(Type e, int64_t width, int64_t inputs) {
+  std::string name = sanitize("residual_sum" + std::to_string(inputs) + "_" +
+                              std::to_string(width));
+  SmallVector<Type> args(inputs + 1, flat(e));
+  if (!beginKernel(name, args, kRowThreads, false))
+    return name;
+  Value row = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), index(width));
+  forThreads(width, [&](Value d) {
+    Value i = add(row, d);
+    Value sum = load(kernel.getArgument(0), i);
+    for (int64_t a = 1; a < inputs; ++a)
+      sum = addf(sum, load(kernel.getArgument(a), i));
+    store(sum, kernel.getArgument(inputs), i);
+  });
+  endKernel();
+  return name;
+}
+
+// out[r, :] = in[rows[r], :]: the rows whose logits are wanted.
+std::string KernelGenerator::gatherRowsKernel(Type e, int64_t width) {
+  std::string name = sanitize("gather_rows_" + std::to_string(width));
+  if (!beginKernel(name, {flat(e), flat(b.getI32Type()), flat(e)}, kRowThreads, false))
+    return name;
+  Value in = kernel.getArgument(0), rows = kernel.getArgument(1), out = kernel.getArgument(2);
+  Value r = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value t = toIndex(load(rows, r));
+  forThreads(width, [&](Value d) {
+    memref::StoreOp::create(
+        b, memref::LoadOp::create(b, in, ValueRange{add(mul(t, index(width)), d)}), out,
+        ValueRange{add(mul(r, index(width)), d)});
+  });
+  endKernel();
+  return name;
+}
+
+std::string KernelGenerator::bufferFor(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  std::pair<int64_t, int> key = {type.getDimSize(1), (int)dtypeOf(type.getElementType())};
+  std::vector<std::string> &pool = freeBuffers[key];
+  std::string name;
+  if (!pool.empty()) {
+    name = pool.back();
+    pool.pop_back();
+  } else {
+    name = "b" + std::to_string(plan.buffers.size());
+    plan.buffers.push_back({name, key.first, dtypeOf(type.getElementType())});
+  }
+  buffers[v] = name;
+  return name;
+}
+
+void KernelGenerator::release(Value v) {
+  auto it = buffers.find(v);
+  if (it == buffers.end())
+    return;
+  auto type = cast<RankedTensorType>(v.getType());
+  freeBuffers[{type.getDimSize(1), (int)dtypeOf(type.getElementType())}].push_back(
+      it->second);
+}
+
+LogicalResult KernelGenerator::run(func::FuncOp step) {
+  Block &body = step.getBody().front();
+  DenseMap<Value, Operation *> lastUse;
+  for (Operation &op : body)
+    for (Value operand : op.getOperands())
+      lastUse[operand] = &op;
+  auto weightOf = [&](FlatSymbolRefAttr ref) { return ref.getValue(); };
+  int64_t fullLayers = layersInGroup(false), slidingLayers = layersInGroup(true);
+
+  for (Operation &op : body) {
+    if (isa<func::ReturnOp>(op))
+      break;
+    b.setLoc(op.getLoc());
+    // A result gets its buffer before the op's operands are released, so no
+    // kernel writes a buffer it reads (but for q, rotated in place, below).
+    LogicalResult result =
+        llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+            .Case([&](attn::EmbeddingOp o) -> LogicalResult {
+              auto type = cast<RankedTensorType>(o.getType());
+              std::string k = embeddingKernel(type.getElementType(), type.getDimSize(1));
+              kernelStep(k, "tokens", 1, kRowThreads,
+                         {input("ids"), weightArg(weightOf(o.getWeightAttr())),
+                          buffer(bufferFor(o.getResult()))});
+              return success();
+            })
+            .Case([&](attn::LayerNormOp o) -> LogicalResult {
+              auto type = cast<RankedTensorType>(o.getType());
+              std::string k = layerNormKernel(type.getElementType(), type.getDimSize(1),
+                                              o.getEps().convertToDouble());
+              kernelStep(k, "tokens", 1, kRowThreads,
+                         {buffer(buffers[o.getInput()]),
+                          weightArg(weightOf(o.getWeightAttr())),
+                          buffer(bufferFor(o.getResult()))});
+              return success();
+            })
+            .Case([&](attn::LinearOp o) -> LogicalResult {
+              auto in = cast<RankedTensorType>(o.getInput().getType());
+              auto out = cast<RankedTensorType>(o.getType());
+              gemmStep(buffer(buffers[o.getInput()]), buffer(bufferFor(o.getResult())),
+                       weightOf(o.getWeightAttr()), "tokens", out.getDimSize(1),
+                       in.getDimSize(1), 1.0);
+              return success();
+            })
+            .Case([&](attn::AttentionOp o) -> LogicalResult {
+              if (o.getHeadDim() % kWarp != 0)
+                return o.emitOpError("the cuda target needs head_dim to be a "
+                                     "multiple of 32, found ")
+                       << o.getHeadDim();
+              if (!o.getQ().hasOneUse())
+                return o.emitOpError("q is rotated in place, so it must have "
+                                     "no other use");
+              Type e = cast<RankedTensorType>(o.getType()).getElementType();
+              bool sliding = o.getSlidingWindow().has_value();
+              int64_t layers = sliding ? slidingLayers : fullLayers;
+              std::string group = sliding ? "sliding" : "full";
+              PlanArg tables = input(group + "_tables"), pool = input(group + "_pool");
+              PlanArg slot = constant(slotOf(o)), bs = param("block_size"),
+                      width = param(group + "_table_width");
+              std::string q = buffers[o.getQ()];
+              kernelStep(kvAppendKernel(e, o, layers), "tokens", 1, kRowThreads,
+                         {buffer(q), buffer(buffers[o.getK()]), buffer(buffers[o.getV()]),
+                          input("positions"), input("seqs"), tables, pool, slot, bs, width});
+              std::string out = bufferFor(o.getResult());
+              kernelStep(attentionKernel(e, o, layers), "tokens",
+                         (o.getNumHeads() + kWarpsPerBlock - 1) / kWarpsPerBlock,
+                         kWarpsPerBlock * kWarp,
+                         {buffer(q), input("positions"), input("seqs"), tables, pool,
+                          buffer(out), slot, bs, width});
+              return success();
+            })
+            .Case([&](attn::SwiGLUOp o) -> LogicalResult {
+              auto type = cast<RankedTensorType>(o.getType());
+              kernelStep(swigluKernel(type.getElementType(), type.getDimSize(1)), "tokens",
+                         1, kRowThreads,
+                         {buffer(buffers[o.getGate()]), buffer(buffers[o.getUp()]),
+                          buffer(bufferFor(o.getResult()))});
+              return success();
+            })
+            .Case([&](attn::ResidualSumOp o) -> LogicalResult {
+              auto type = cast<RankedTensorType>(o.getType());
+              std::vector<PlanArg> args;
+              for (Value v : o.getInputs())
+                args.push_back(buffer(buffers[v]));
+              args.push_back(buffer(bufferFor(o.getResult())));
+              kernelStep(residualKernel(type.getElementType(), type.getDimSize(1),
+                                        o.getInputs().size()),
+                         "tokens", 1, kRowThreads, args);
+              return success();
+            })
+            .Case([&](attn::LogitsOp o) -> LogicalResult {
+              auto in = cast<RankedTensorType>(o.getInput().getType());
+              auto out = cast<RankedTensorType>(o.getType());
+              std::string rows = "rows." + std::to_string(plan.buffers.size());
+              plan.buffers.push_back({rows, in.getDimSize(1), dtypeOf(in.getElementType())});
+              kernelStep(gatherRowsKernel(in.getElementType(), in.getDimSize(1)), "rows", 1,
+                         kRowThreads,
+                         {buffer(buffers[o.getInput()]), input("logit_rows"), buffer(rows)});
+              gemmStep(buffer(rows), input("logits"), weightOf(o.getWeightAttr()), "rows",
+                       out.getDimSize(1), in.getDimSize(1),
+                       o.getScale().convertToDouble());
+              return success();
+            })
+            .Default([&](Operation *other) {
+              return other->emitOpError("cannot be lowered to the cuda target");
+            });
+    if (failed(result))
+      return failure();
+    for (Value operand : op.getOperands())
+      if (lastUse[operand] == &op)
+        release(operand);
+  }
+  return success();
+}
+
+struct ConvertAttnToGPUPass
+    : public mlir::cohere2c::impl::ConvertAttnToGPUBase<ConvertAttnToGPUPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto step = module.lookupSymbol<func::FuncOp>(kStepFunctionName);
+    if (!step) {
+      module.emitError() << "no @" << kStepFunctionName << " to lower";
+      return signalPassFailure();
+    }
+    OpBuilder b(module.getContext());
+    b.setInsertionPointToEnd(module.getBody());
+    auto kernels = gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModuleName);
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());
+    KernelGenerator generator(module, kernels);
+    if (failed(generator.run(step)))
+      return signalPassFailure();
+    module->setAttr(kLaunchPlanAttrName, b.getStringAttr(generator.plan.toJson()));
+    step.erase();
+    for (auto w : llvm::make_early_inc_range(module.getOps<attn::WeightOp>()))
+      w.erase();
+  }
+};
+
+} // namespace

@@ -1,0 +1,75 @@
+//===- LaunchPlan.h - The step of a cuda artifact, as launches ------------===//
+//
+// A cuda artifact's step is a fixed sequence of kernel launches and GEMMs,
+// recorded by the compiler (convert-attn-to-gpu) and replayed by the runtime
+// on one CUDA stream (and so capturable in a CUDA graph). Sizes that change
+// from step to step (tokens, logits rows, block table width) are named
+// parameters; everything else was fixed at compile time.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COHERE2C_ARTIFACT_LAUNCHPLAN_H
+#define COHERE2C_ARTIFACT_LAUNCHPLAN_H
+
+#include "Model/SafeTensors.h"
+#include "Support/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cohere2c {
+
+/// An activation buffer of the step: [rows, width] of dtype, rows being the
+/// step's tokens (or its logits rows for buffers named "rows.*").
+struct PlanBuffer {
+  std::string name;
+  int64_t width = 0;
+  DType dtype = DType::F32;
+};
+
+/// A kernel argument.
+struct PlanArg {
+  enum class Kind {
+    Buffer, // a PlanBuffer, by name
+    Weight, // a weight (WeightLayout), by name
+    Input,  // a step input: ids, positions, seqs, full_tables, full_pool,
+            // sliding_tables, sliding_pool, logit_rows, logits
+    Param,  // a step size (i64): tokens, rows, block_size,
+            // full_table_width, sliding_table_width
+    Int     // an i64 constant
+  };
+  Kind kind = Kind::Int;
+  std::string name;
+  int64_t value = 0;
+};
+
+struct PlanStep {
+  enum class Kind { Kernel, Gemm };
+  Kind kind = Kind::Kernel;
+  // Kernel: grid (gridX, gridY, 1), block (blockX, 1, 1); gridX is the
+  // parameter named by gridXParam ("tokens" or "rows").
+  std::string kernel;
+  std::string gridXParam = "tokens";
+  int64_t gridY = 1, blockX = 1;
+  std::vector<PlanArg> args;
+  // Gemm: c[m, n] = alpha * a[m, k] @ weight[n, k]^T, m = the parameter
+  // mParam; a and c are buffers or inputs (args[0] = a, args[1] = c).
+  std::string weight;
+  std::string mParam = "tokens";
+  int64_t n = 0, k = 0;
+  double alpha = 1.0;
+};
+
+struct LaunchPlan {
+  std::vector<PlanBuffer> buffers;
+  std::vector<PlanStep> steps;
+
+  std::string toJson() const;
+  /// Errors name `source` and the malformed entry.
+  static StatusOr<LaunchPlan> parse(const std::string &json,
+                                    const std::string &source);
+};
+
+} // namespace cohere2c
+
+#endif // COHERE2C_ARTIFACT_LAUNCHPLAN_H

@@ -1,0 +1,276 @@
+//===- CudaExecutor.cpp ---------------------------------------------------===//
+
+#include "cuda/CudaExecutor.h"
+
+#include <cstring>
+
+namespace cohere2c {
+
+#define COHERE2C_CHECK(call)                                                   \
+  do {                                                                         \
+    Status s_ = api_->check((call), #call);                                    \
+    if (!s_.ok())                                                              \
+      return s_;                                                               \
+  } while (0)
+
+namespace {
+constexpr size_t kWorkspaceBytes = 32 << 20; // cuBLASLt workspace
+
+cudaDataType_t cudaType(DType d) {
+  return d == DType::BF16 ? CUDA_R_16BF : d == DType::F16 ? CUDA_R_16F : CUDA_R_32F;
+}
+} // namespace
+
+StatusOr<std::unique_ptr<CudaExecutor>>
+CudaExecutor::create(const LoadedArtifact &artifact, const WeightBuffer &weights,
+                     std::array<int64_t, kNumKVGroups> numBlocks,
+                     int64_t blockSize) {
+  const Manifest &m = artifact.manifest();
+  if (m.target != "cuda")
+    return Status::error(artifact.path() + ": compiled for the " + m.target +
+                         " target, not cuda");
+  StatusOr<std::unique_ptr<CudaApi>> api = CudaApi::load();
+  if (!api.ok())
+    return Status::error(artifact.path() + " is a cuda artifact, but " +
+                         api.status().message());
+  std::unique_ptr<CudaExecutor> e(new CudaExecutor());
+  e->api_ = std::move(*api);
+  e->manifest_ = &m;
+  e->blockSize_ = blockSize;
+  StatusOr<DType> dtype = storageDTypeFor(m.precision);
+  if (!dtype.ok())
+    return dtype.status();
+  e->dtype_ = *dtype;
+  const CudaApi &cu = *e->api_;
+  auto *api_ = &cu; // for COHERE2C_CHECK
+  CUdevice device;
+  COHERE2C_CHECK(cu.cuDeviceGet(&device, 0));
+  char name[256] = {0};
+  COHERE2C_CHECK(cu.cuDeviceGetName(name, sizeof(name), device));
+  e->deviceName_ = name;
+  CUcontext context;
+  COHERE2C_CHECK(cu.cuDevicePrimaryCtxRetain(&context, device));
+  COHERE2C_CHECK(cu.cuCtxSetCurrent(context));
+  COHERE2C_CHECK(cu.cuStreamCreate(&e->stream_, CU_STREAM_NON_BLOCKING));
+
+  // The cubin for sm_90a; the PTX when the driver cannot take it.
+  StatusOr<void *> cubin = artifact.symbol("cohere2c_cubin");
+  StatusOr<void *> ptx = artifact.symbol("cohere2c_ptx");
+  if (!cubin.ok() || !ptx.ok())
+    return Status::error(artifact.path() + ": no kernel images in the artifact");
+  CUresult loaded = cu.cuModuleLoadData(&e->module_, *cubin);
+  if (loaded != CUDA_SUCCESS)
+    COHERE2C_CHECK(cu.cuModuleLoadData(&e->module_, *ptx));
+  for (const PlanStep &step : m.launchPlan.steps) {
+    if (step.kind != PlanStep::Kind::Kernel || e->kernels_.count(step.kernel))
+      continue;
+    CUfunction f;
+    Status s = cu.check(cu.cuModuleGetFunction(&f, e->module_, step.kernel.c_str()),
+                        "cuModuleGetFunction");
+    if (!s.ok())
+      return Status::error(s.message() + " (" + step.kernel + ")");
+    e->kernels_[step.kernel] = f;
+  }
+  COHERE2C_CHECK(cu.cublasLtCreate(&e->cublas_));
+
+  // Weights, KV pools, cuBLASLt's workspace.
+  Status s = e->upload(e->weights_, weights.data(), m.weights.totalBytes);
+  if (!s.ok())
+    return s;
+  for (int g = 0; g < kNumKVGroups; ++g) {
+    int64_t layers = m.kvGroups[g].layers.size();
+    e->bytesPerBlock_[g] = layers * 2 * blockSize * m.config.numKVHeads *
+                           m.config.headDim * dtypeSize(e->dtype_);
+    if (!layers)
+      continue;
+    s = e->ensure(e->pools_[g], numBlocks[g] * e->bytesPerBlock_[g]);
+    if (!s.ok())
+      return s;
+  }
+  s = e->ensure(e->workspace_, kWorkspaceBytes);
+  if (!s.ok())
+    return s;
+  COHERE2C_CHECK(cu.cuStreamSynchronize(e->stream_));
+  return e;
+}
+
+CudaExecutor::~CudaExecutor() {
+  if (!api_)
+    return;
+  if (stream_)
+    api_->cuStreamSynchronize(stream_);
+  for (DeviceArray *a : {&weights_, &workspace_, &pools_[0], &pools_[1]})
+    if (a->ptr)
+      api_->cuMemFree(a->ptr);
+  for (auto *arrays : {&inputs_, &buffers_})
+    for (auto &[name, a] : *arrays)
+      if (a.ptr)
+        api_->cuMemFree(a.ptr);
+}
+
+std::array<int64_t, kNumKVGroups> CudaExecutor::bytesPerBlock() const {
+  return bytesPerBlock_;
+}
+
+Status CudaExecutor::ensure(DeviceArray &array, size_t bytes) {
+  if (bytes <= array.bytes)
+    return Status::success();
+  if (array.ptr) {
+    COHERE2C_CHECK(api_->cuStreamSynchronize(stream_));
+    COHERE2C_CHECK(api_->cuMemFree(array.ptr));
+    array = {};
+  }
+  size_t rounded = (bytes + 255) / 256 * 256;
+  Status s = api_->check(api_->cuMemAlloc(&array.ptr, rounded), "cuMemAlloc");
+  if (!s.ok())
+    return Status::error(s.message() + " (" + std::to_string(rounded) + " bytes)");
+  array.bytes = rounded;
+  return Status::success();
+}
+
+Status CudaExecutor::upload(DeviceArray &array, const void *data, size_t bytes) {
+  Status s = ensure(array, bytes);
+  if (!s.ok() || bytes == 0)
+    return s;
+  COHERE2C_CHECK(api_->cuMemcpyHtoDAsync(array.ptr, data, bytes, stream_));
+  return Status::success();
+}
+
+// c[m, n] = alpha * a[m, k] @ w[n, k]^T, row-major; in cuBLASLt's column-major
+// terms D (n x m) = alpha * W^T (n x k) * A (k x m).
+Status CudaExecutor::gemm(const PlanStep &step, CUdeviceptr a, CUdeviceptr c,
+                          int64_t m) {
+  const WeightEntry *w = manifest_->weights.find(step.weight);
+  if (!w)
+    return Status::error("launch plan names unknown weight " + step.weight);
+  bool logits = step.args[1].kind == PlanArg::Kind::Input;
+  cudaDataType_t in = cudaType(dtype_), out = logits ? CUDA_R_32F : in;
+  cublasLtMatmulDesc_t desc;
+  COHERE2C_CHECK(api_->cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  cublasOperation_t transpose = CUBLAS_OP_T;
+  COHERE2C_CHECK(api_->cublasLtMatmulDescSetAttribute(
+      desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
+  cublasLtMatrixLayout_t wLayout, aLayout, cLayout;
+  COHERE2C_CHECK(api_->cublasLtMatrixLayoutCreate(&wLayout, in, step.k, step.n, step.k));
+  COHERE2C_CHECK(api_->cublasLtMatrixLayoutCreate(&aLayout, in, step.k, m, step.k));
+  COHERE2C_CHECK(api_->cublasLtMatrixLayoutCreate(&cLayout, out, step.n, m, step.n));
+  auto key = std::make_tuple(m, step.n, step.k, (int)out);
+  auto found = algos_.find(key);
+  if (found == algos_.end()) {
+    cublasLtMatmulPreference_t pref;
+    COHERE2C_CHECK(api_->cublasLtMatmulPreferenceCreate(&pref));
+    size_t workspace = kWorkspaceBytes;
+    COHERE2C_CHECK(api_->cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)));
+    cublasLtMatmulHeuristicResult_t result;
+    int count = 0;
+    COHERE2C_CHECK(api_->cublasLtMatmulAlgoGetHeuristic(
+        cublas_, desc, wLayout, aLayout, cLayout, cLayout, pref, 1, &result, &count));
+    api_->cublasLtMatmulPreferenceDestroy(pref);
+    if (count == 0)
+      return Status::error("cuBLASLt has no algorithm for the GEMM of " + step.weight);
+    found = algos_.emplace(key, result.algo).first;
+  }
+  float alpha = step.alpha, beta = 0;
+  COHERE2C_CHECK(api_->cublasLtMatmul(
+      cublas_, desc, &alpha, (void *)(weights_.ptr + w->offset), wLayout, (void *)a,
+      aLayout, &beta, (void *)c, cLayout, (void *)c, cLayout, &found->second,
+      (void *)workspace_.ptr, kWorkspaceBytes, stream_));
+  api_->cublasLtMatrixLayoutDestroy(wLayout);
+  api_->cublasLtMatrixLayoutDestroy(aLayout);
+  api_->cublasLtMatrixLayoutDestroy(cLayout);
+  api_->cublasLtMatmulDescDestroy(desc);
+  return Status::success();
+}
+
+Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
+  const Manifest &m = *manifest_;
+  int64_t tokens = in.ids.size(), rows = in.logitRows.size();
+  int64_t vocab = m.config.vocabSize;
+  std::map<std::string, int64_t> params = {
+      {"tokens", tokens},
+      {"rows", rows},
+      {"block_size", blockSize_},
+      {"full_table_width", in.tableWidth[kFullGroup]},
+      {"sliding_table_width", in.tableWidth[kSlidingGroup]}};
+  struct Upload {
+    const char *name;
+    const void *data;
+    size_t bytes;
+  };
+  for (const Upload &u :
+       {Upload{"ids", in.ids.data(), in.ids.size() * 4},
+        Upload{"positions", in.positions.data(), in.positions.size() * 4},
+        Upload{"seqs", in.seqRows.data(), in.seqRows.size() * 4},
+        Upload{"full_tables", in.tables[kFullGroup].data(), in.tables[kFullGroup].size() * 4},
+        Upload{"sliding_tables", in.tables[kSlidingGroup].data(),
+               in.tables[kSlidingGroup].size() * 4},
+        Upload{"logit_rows", in.logitRows.data(), in.logitRows.size() * 4}}) {
+    Status s = upload(inputs_[u.name], u.data, u.bytes);
+    if (!s.ok())
+      return s;
+  }
+  Status s = ensure(inputs_["logits"], std::max<int64_t>(rows, 1) * vocab * 4);
+  if (!s.ok())
+    return s;
+  for (const PlanBuffer &b : m.launchPlan.buffers) {
+    int64_t bufferRows = b.name.rfind("rows.", 0) == 0 ? rows : tokens;
+    s = ensure(buffers_[b.name], std::max<int64_t>(bufferRows, 1) * b.width *
+                                     dtypeSize(b.dtype));
+    if (!s.ok())
+      return s;
+  }
+
+  auto pointer = [&](const PlanArg &a) -> CUdeviceptr {
+    switch (a.kind) {
+    case PlanArg::Kind::Buffer:
+      return buffers_[a.name].ptr;
+    case PlanArg::Kind::Weight:
+      return weights_.ptr + m.weights.find(a.name)->offset;
+    case PlanArg::Kind::Input:
+      if (a.name == "full_pool")
+        return pools_[kFullGroup].ptr;
+      if (a.name == "sliding_pool")
+        return pools_[kSlidingGroup].ptr;
+      return inputs_[a.name].ptr;
+    default:
+      return 0;
+    }
+  };
+  std::vector<uint64_t> values;
+  std::vector<void *> args;
+  for (const PlanStep &step : m.launchPlan.steps) {
+    if (step.kind == PlanStep::Kind::Gemm) {
+      s = gemm(step, pointer(step.args[0]), pointer(step.args[1]), params[step.mParam]);
+      if (!s.ok())
+        return s;
+      continue;
+    }
+    values.assign(step.args.size(), 0);
+    args.assign(step.args.size(), nullptr);
+    for (size_t i = 0; i < step.args.size(); ++i) {
+      const PlanArg &a = step.args[i];
+      values[i] = a.kind == PlanArg::Kind::Param ? params[a.name]
+                  : a.kind == PlanArg::Kind::Int ? a.value
+                                                 : pointer(a);
+      args[i] = &values[i];
+    }
+    unsigned gridX = params[step.gridXParam];
+    if (gridX == 0)
+      continue;
+    Status launched = api_->check(
+        api_->cuLaunchKernel(kernels_[step.kernel], gridX, step.gridY, 1, step.blockX, 1,
+                             1, 0, stream_, args.data(), nullptr),
+        "cuLaunchKernel");
+    if (!launched.ok())
+      return Status::error(launched.message() + " (" + step.kernel + ")");
+  }
+  logits.resize(rows * vocab);
+  if (rows)
+    COHERE2C_CHECK(api_->cuMemcpyDtoHAsync(logits.data(), inputs_["logits"].ptr,
+                                           rows * vocab * 4, stream_));
+  COHERE2C_CHECK(api_->cuStreamSynchronize(stream_));
+  return Status::success();
+}
+
+} // namespace cohere2c

@@ -1,0 +1,70 @@
+//===- CudaExecutor.h - Runs a cuda-target artifact on the GPU ------------===//
+//
+// Loads the artifact's cubin (or, failing that, its PTX through the
+// driver's JIT), keeps the weights and the KV block pools in device memory,
+// and replays the artifact's launch plan on one CUDA stream: generated
+// kernels through cuLaunchKernel, GEMMs through cuBLASLt. Every CUDA call is
+// checked. Not thread-safe.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COHERE2C_RUNTIME_CUDA_CUDAEXECUTOR_H
+#define COHERE2C_RUNTIME_CUDA_CUDAEXECUTOR_H
+
+#include "Artifact.h"
+#include "Executor.h"
+#include "Weights.h"
+#include "cuda/CudaApi.h"
+
+#include <map>
+#include <memory>
+#include <tuple>
+
+namespace cohere2c {
+
+class CudaExecutor : public Executor {
+public:
+  /// `numBlocks[g]` blocks of `blockSize` tokens per KV group. Errors: no
+  /// usable GPU, an artifact for another target, a kernel image the driver
+  /// rejects, out of device memory (naming the call).
+  static StatusOr<std::unique_ptr<CudaExecutor>>
+  create(const LoadedArtifact &artifact, const WeightBuffer &weights,
+         std::array<int64_t, kNumKVGroups> numBlocks, int64_t blockSize);
+  ~CudaExecutor() override;
+
+  Status run(const StepInput &input, std::vector<float> &logits) override;
+  std::array<int64_t, kNumKVGroups> bytesPerBlock() const override;
+  /// The GPU's name, for reports.
+  const std::string &deviceName() const { return deviceName_; }
+
+private:
+  /// Device memory that grows to the largest size asked of it.
+  struct DeviceArray {
+    CUdeviceptr ptr = 0;
+    size_t bytes = 0;
+  };
+  CudaExecutor() = default;
+  Status ensure(DeviceArray &array, size_t bytes);
+  Status upload(DeviceArray &array, const void *data, size_t bytes);
+  Status gemm(const PlanStep &step, CUdeviceptr a, CUdeviceptr c, int64_t m);
+
+  std::unique_ptr<CudaApi> api_;
+  const Manifest *manifest_ = nullptr;
+  std::string deviceName_;
+  CUstream stream_ = nullptr;
+  CUmodule module_ = nullptr;
+  std::map<std::string, CUfunction> kernels_;
+  cublasLtHandle_t cublas_ = nullptr;
+  DeviceArray weights_, workspace_;
+  std::array<DeviceArray, kNumKVGroups> pools_;
+  std::array<int64_t, kNumKVGroups> bytesPerBlock_ = {0, 0};
+  int64_t blockSize_ = 0;
+  DType dtype_ = DType::BF16;
+  // Step inputs and the plan's buffers, by name.
+  std::map<std::string, DeviceArray> inputs_, buffers_;
+  /// cuBLASLt's best algorithm per (m, n, k, output dtype).
+  std::map<std::tuple<int64_t, int64_t, int64_t, int>, cublasLtMatmulAlgo_t> algos_;
+};
+
+} // namespace cohere2c
+
+#endif // COHERE2C_RUNTIME_CUDA_CUDAEXECUTOR_H
