@@ -23,6 +23,16 @@ namespace {
 
 constexpr const char *kArchitecture = "Cohere2ForCausalLM";
 
+// Plausibility limits, far above any published Cohere2 model (Command A:
+// hidden 12288, 64 layers, 96 heads, head_dim 128, vocab 256000, context
+// 131072). They keep every weight offset and KV size well inside int64: the
+// largest weight layout they allow is below 2^56 bytes.
+constexpr int64_t kMaxWidth = int64_t(1) << 20; // hidden, intermediate sizes
+constexpr int64_t kMaxHeadDim = 1024;
+constexpr int64_t kMaxLayers = 1024;
+constexpr int64_t kMaxHeads = 1024;            // query and KV heads
+constexpr int64_t kMaxTokens = int64_t(1) << 24; // vocab, context
+
 /// Builds "<source>: <message>" errors for one config file.
 class FieldReader {
 public:
@@ -51,7 +61,10 @@ public:
     return value.get<int64_t>();
   }
 
-  StatusOr<int64_t> positive(const char *key) const {
+  /// A required integer in [1, limit].
+  StatusOr<int64_t>
+  positive(const char *key,
+           int64_t limit = std::numeric_limits<int64_t>::max()) const {
     StatusOr<const json *> value = required(key);
     if (!value.ok())
       return value.status();
@@ -59,6 +72,9 @@ public:
     if (n.ok() && *n <= 0)
       return error(std::string(key) + " must be positive, found " +
                    std::to_string(*n));
+    if (n.ok() && *n > limit)
+      return error(std::string(key) + " must be at most " +
+                   std::to_string(limit) + ", found " + std::to_string(*n));
     return n;
   }
 
@@ -178,6 +194,26 @@ Status parseEosTokenIds(const json &root, const FieldReader &reader,
   return Status::success();
 }
 
+/// Fields that, when present, must have the one value Cohere2 has: another
+/// value describes a model the compiled code would compute wrongly.
+Status checkFixedFields(const json &root, const FieldReader &reader) {
+  auto modelType = root.find("model_type");
+  if (modelType != root.end() && *modelType != "cohere2")
+    return reader.error("model_type must be 'cohere2', found " +
+                        modelType->dump());
+  auto act = root.find("hidden_act");
+  if (act != root.end() && *act != "silu")
+    return reader.error("hidden_act must be 'silu' (the only MLP activation "
+                        "supported), found " +
+                        act->dump());
+  auto bias = root.find("attention_bias");
+  if (bias != root.end() && *bias != false)
+    return reader.error("attention_bias must be false (attention projections "
+                        "without biases), found " +
+                        bias->dump());
+  return Status::success();
+}
+
 } // namespace
 
 const char *layerKindName(LayerKind kind) {
@@ -210,20 +246,24 @@ StatusOr<ModelConfig> ModelConfig::parse(const std::string &text,
       std::find(archs.begin(), archs.end(), kArchitecture) == archs.end())
     return reader.error(std::string("architectures must contain ") +
                         kArchitecture + ", found " + archs.dump());
+  if (Status s = checkFixedFields(root, reader); !s.ok())
+    return s;
 
   ModelConfig config;
   struct {
     const char *key;
     int64_t *field;
-  } sizes[] = {{"hidden_size", &config.hiddenSize},
-               {"intermediate_size", &config.intermediateSize},
-               {"num_hidden_layers", &config.numLayers},
-               {"num_attention_heads", &config.numHeads},
-               {"num_key_value_heads", &config.numKVHeads},
-               {"vocab_size", &config.vocabSize},
-               {"max_position_embeddings", &config.maxPositionEmbeddings}};
+    int64_t limit;
+  } sizes[] = {
+      {"hidden_size", &config.hiddenSize, kMaxWidth},
+      {"intermediate_size", &config.intermediateSize, kMaxWidth},
+      {"num_hidden_layers", &config.numLayers, kMaxLayers},
+      {"num_attention_heads", &config.numHeads, kMaxHeads},
+      {"num_key_value_heads", &config.numKVHeads, kMaxHeads},
+      {"vocab_size", &config.vocabSize, kMaxTokens},
+      {"max_position_embeddings", &config.maxPositionEmbeddings, kMaxTokens}};
   for (const auto &size : sizes) {
-    StatusOr<int64_t> value = reader.positive(size.key);
+    StatusOr<int64_t> value = reader.positive(size.key, size.limit);
     if (!value.ok())
       return value.status();
     *size.field = *value;
@@ -261,7 +301,7 @@ StatusOr<ModelConfig> ModelConfig::parse(const std::string &text,
 
   auto headDimField = root.find("head_dim");
   if (headDimField != root.end() && !headDimField->is_null()) {
-    StatusOr<int64_t> headDim = reader.positive("head_dim");
+    StatusOr<int64_t> headDim = reader.positive("head_dim", kMaxHeadDim);
     if (!headDim.ok())
       return headDim.status();
     config.headDim = *headDim;
@@ -272,6 +312,10 @@ StatusOr<ModelConfig> ModelConfig::parse(const std::string &text,
                         ") and head_dim is not given");
   } else {
     config.headDim = config.hiddenSize / config.numHeads;
+    if (config.headDim > kMaxHeadDim)
+      return reader.error("head_dim (hidden_size / num_attention_heads) must "
+                          "be at most " + std::to_string(kMaxHeadDim) +
+                          ", found " + std::to_string(config.headDim));
   }
 
   if (Status s = parseLayerKinds(root, reader, config); !s.ok())

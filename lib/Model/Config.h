@@ -50,10 +50,16 @@ struct ModelConfig {
 
   /// Parses config.json text. `source` names the file in error messages.
   /// Errors (message starts with `source`): not JSON; an architecture other
-  /// than Cohere2ForCausalLM; a missing required field; a non-positive size;
-  /// num_attention_heads not divisible by num_key_value_heads; a window < 1;
-  /// `layer_types` of the wrong length or with an unknown kind; odd head_dim
-  /// while a layer uses RoPE; tie_word_embeddings false.
+  /// than Cohere2ForCausalLM; `model_type` other than "cohere2", `hidden_act`
+  /// other than "silu", `attention_bias` other than false (when present); a
+  /// missing required field; a non-positive size; a size above its
+  /// plausibility limit (hidden_size, intermediate_size <= 2^20; head_dim <=
+  /// 1024; num_hidden_layers, num_attention_heads, num_key_value_heads <=
+  /// 1024; vocab_size, max_position_embeddings <= 2^24), which keeps every
+  /// weight offset inside int64; num_attention_heads not divisible by
+  /// num_key_value_heads; a window < 1; `layer_types` of the wrong length or
+  /// with an unknown kind; odd head_dim while a layer uses RoPE;
+  /// tie_word_embeddings false.
   static StatusOr<ModelConfig> parse(const std::string &text,
                                      const std::string &source);
   /// Reads and parses a file; a missing file is an error naming it.

@@ -300,6 +300,97 @@ TEST(ConfigTest, RejectsRopeScaling) {
             "{\"factor\":2.0,\"type\":\"linear\"}");
 }
 
+TEST(ConfigTest, RejectsSizesAboveTheirLimits) {
+  struct Case {
+    const char *key;
+    int64_t limit;
+  } cases[] = {{"hidden_size", 1 << 20},
+               {"intermediate_size", 1 << 20},
+               {"num_hidden_layers", 1024},
+               {"num_attention_heads", 1024},
+               {"num_key_value_heads", 1024},
+               {"vocab_size", 1 << 24},
+               {"max_position_embeddings", 1 << 24},
+               {"head_dim", 1024}};
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.key);
+    json config = baseConfig();
+    config[c.key] = c.limit + 1;
+    EXPECT_EQ(parseError(config), "config.json: " + std::string(c.key) +
+                                      " must be at most " +
+                                      std::to_string(c.limit) + ", found " +
+                                      std::to_string(c.limit + 1));
+  }
+  // 2^62 would make every weight offset overflow to 0.
+  json config = baseConfig();
+  config["hidden_size"] = int64_t(1) << 62;
+  EXPECT_EQ(parseError(config), "config.json: hidden_size must be at most "
+                                "1048576, found 4611686018427387904");
+}
+
+TEST(ConfigTest, AcceptsSizesAtTheirLimits) {
+  json config = baseConfig();
+  config["num_attention_heads"] = 1024;
+  config["num_key_value_heads"] = 1024;
+  config["head_dim"] = 1024;
+  config["hidden_size"] = 1 << 20;
+  config["intermediate_size"] = 1 << 20;
+  config["num_hidden_layers"] = 1024;
+  config["vocab_size"] = 1 << 24;
+  config["max_position_embeddings"] = 1 << 24;
+  StatusOr<ModelConfig> parsed = ModelConfig::parse(config.dump(), "c.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->hiddenSize, 1 << 20);
+  EXPECT_EQ(parsed->headDim, 1024);
+}
+
+TEST(ConfigTest, RejectsDerivedHeadDimAboveLimit) {
+  json config = baseConfig();
+  config["hidden_size"] = 8192;
+  config["num_attention_heads"] = 4; // head_dim 2048
+  config["num_key_value_heads"] = 4;
+  EXPECT_EQ(parseError(config),
+            "config.json: head_dim (hidden_size / num_attention_heads) must be "
+            "at most 1024, found 2048");
+}
+
+TEST(ConfigTest, AcceptsWindowLongerThanContext) {
+  json config = baseConfig();
+  config["sliding_window"] = 4096; // > max_position_embeddings 2048
+  StatusOr<ModelConfig> parsed = ModelConfig::parse(config.dump(), "c.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->slidingWindow, 4096);
+}
+
+TEST(ConfigTest, RejectsOtherActivation) {
+  json config = baseConfig();
+  config["hidden_act"] = "gelu";
+  EXPECT_EQ(parseError(config),
+            "config.json: hidden_act must be 'silu' (the only MLP activation "
+            "supported), found \"gelu\"");
+  config["hidden_act"] = "silu";
+  EXPECT_EQ(parseError(config), "");
+}
+
+TEST(ConfigTest, RejectsAttentionBias) {
+  json config = baseConfig();
+  config["attention_bias"] = true;
+  EXPECT_EQ(parseError(config),
+            "config.json: attention_bias must be false (attention projections "
+            "without biases), found true");
+  config["attention_bias"] = false;
+  EXPECT_EQ(parseError(config), "");
+}
+
+TEST(ConfigTest, RejectsOtherModelType) {
+  json config = baseConfig();
+  config["model_type"] = "cohere";
+  EXPECT_EQ(parseError(config),
+            "config.json: model_type must be 'cohere2', found \"cohere\"");
+  config["model_type"] = "cohere2";
+  EXPECT_EQ(parseError(config), "");
+}
+
 TEST(ConfigTest, FromFileNamesMissingFile) {
   std::string path = ::testing::TempDir() + "/no-such-config.json";
   StatusOr<ModelConfig> config = ModelConfig::fromFile(path);
