@@ -52,8 +52,14 @@ public:
     return attn::LinearOp::create(b, loc, activation(outFeatures), input,
                                   weight(name));
   }
+  /// The residual stream: f32 whatever the activations' element type, so
+  /// that the sum over layers is not rounded to bf16 at every layer.
+  RankedTensorType residual() {
+    return RankedTensorType::get({ShapedType::kDynamic, config.hiddenSize},
+                                 b.getF32Type());
+  }
   Value layerNorm(Value input, const std::string &name) {
-    return attn::LayerNormOp::create(b, loc, input.getType(), input,
+    return attn::LayerNormOp::create(b, loc, activation(config.hiddenSize), input,
                                      weight(name),
                                      b.getF64FloatAttr(config.layerNormEps));
   }
@@ -85,8 +91,7 @@ public:
     Value up = linear(h, p + "mlp.up_proj.weight", config.intermediateSize);
     Value m = attn::SwiGLUOp::create(b, loc, gate.getType(), gate, up);
     Value down = linear(m, p + "mlp.down_proj.weight", hidden);
-    return attn::ResidualSumOp::create(b, loc, x.getType(),
-                                       ValueRange{x, o, down});
+    return attn::ResidualSumOp::create(b, loc, residual(), ValueRange{x, o, down});
   }
 
   OpBuilder &b;
@@ -121,8 +126,7 @@ mlir::cohere2c::buildAttnModule(MLIRContext &context, const ModelConfig &config,
   b.setInsertionPointToStart(step.addEntryBlock());
   StepBuilder s(b, loc, config, element);
   Value tokenIds = step.getArgument(0), positions = step.getArgument(1);
-  Value x = attn::EmbeddingOp::create(b, loc, s.activation(config.hiddenSize),
-                                      tokenIds,
+  Value x = attn::EmbeddingOp::create(b, loc, s.residual(), tokenIds,
                                       s.weight("model.embed_tokens.weight"));
   for (int64_t i = 0; i < config.numLayers; ++i)
     x = s.layer(i, x, positions);

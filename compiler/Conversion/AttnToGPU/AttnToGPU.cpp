@@ -175,12 +175,12 @@ private:
                    bool needsScratch);
   void endKernel();
 
-  std::string embeddingKernel(Type e, int64_t hidden);
-  std::string layerNormKernel(Type e, int64_t hidden, double eps);
+  std::string embeddingKernel(Type table, Type result, int64_t hidden);
+  std::string layerNormKernel(Type input, Type e, int64_t hidden, double eps);
   std::string kvAppendKernel(Type e, attn::AttentionOp op, int64_t layersInGroup);
   std::string attentionKernel(Type e, attn::AttentionOp op, int64_t layersInGroup);
   std::string swigluKernel(Type e, int64_t width);
-  std::string residualKernel(Type e, int64_t width, int64_t inputs);
+  std::string residualKernel(TypeRange inputs, Type result, int64_t width);
   std::string gatherRowsKernel(Type e, int64_t width);
 
   // --- plan ------------------------------------------------------------------
@@ -265,28 +265,30 @@ bool KernelGenerator::beginKernel(const std::string &name, ArrayRef<Type> args,
 void KernelGenerator::endKernel() { gpu::ReturnOp::create(b); }
 
 // out[t, :] = table[ids[t], :]; one block per token.
-std::string KernelGenerator::embeddingKernel(Type e, int64_t hidden) {
+std::string KernelGenerator::embeddingKernel(Type table, Type result,
+                                             int64_t hidden) {
   std::string name = sanitize("embedding_" + std::to_string(hidden));
-  if (!beginKernel(name, {flat(b.getI32Type()), flat(e), flat(e)}, kRowThreads, false))
+  if (!beginKernel(name, {flat(b.getI32Type()), flat(table), flat(result)},
+                   kRowThreads, false))
     return name;
-  Value ids = kernel.getArgument(0), table = kernel.getArgument(1),
+  Value ids = kernel.getArgument(0), weights = kernel.getArgument(1),
         out = kernel.getArgument(2);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value row = toIndex(load(ids, t));
   forThreads(hidden, [&](Value d) {
-    memref::StoreOp::create(
-        b, memref::LoadOp::create(b, table, ValueRange{add(mul(row, index(hidden)), d)}),
-        out, ValueRange{add(mul(t, index(hidden)), d)});
+    store(load(weights, add(mul(row, index(hidden)), d)), out,
+          add(mul(t, index(hidden)), d));
   });
   endKernel();
   return name;
 }
 
 // Cohere LayerNorm, statistics in f32; one block per row.
-std::string KernelGenerator::layerNormKernel(Type e, int64_t hidden, double eps) {
+std::string KernelGenerator::layerNormKernel(Type input, Type e, int64_t hidden,
+                                             double eps) {
   std::string name = sanitize("layer_norm_" + std::to_string(hidden) + "_eps" +
                               std::to_string(eps));
-  if (!beginKernel(name, {flat(e), flat(e), flat(e)}, kRowThreads, true))
+  if (!beginKernel(name, {flat(input), flat(e), flat(e)}, kRowThreads, true))
     return name;
   Value in = kernel.getArgument(0), w = kernel.getArgument(1), out = kernel.getArgument(2);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
@@ -485,19 +487,23 @@ std::string KernelGenerator::swigluKernel(Type e, int64_t width) {
 }
 
 // The parallel block's residual: out = x + attention + mlp; one block per row.
-std::string KernelGenerator::residualKernel(Type e, int64_t width, int64_t inputs) {
-  std::string name = sanitize("residual_sum" + std::to_string(inputs) + "_" +
+std::string KernelGenerator::residualKernel(TypeRange inputs, Type result,
+                                            int64_t width) {
+  std::string name = sanitize("residual_sum" + std::to_string(inputs.size()) + "_" +
                               std::to_string(width));
-  SmallVector<Type> args(inputs + 1, flat(e));
+  SmallVector<Type> args;
+  for (Type t : inputs)
+    args.push_back(flat(t));
+  args.push_back(flat(result));
   if (!beginKernel(name, args, kRowThreads, false))
     return name;
   Value row = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), index(width));
   forThreads(width, [&](Value d) {
     Value i = add(row, d);
     Value sum = load(kernel.getArgument(0), i);
-    for (int64_t a = 1; a < inputs; ++a)
+    for (size_t a = 1; a < inputs.size(); ++a)
       sum = addf(sum, load(kernel.getArgument(a), i));
-    store(sum, kernel.getArgument(inputs), i);
+    store(sum, kernel.getArgument(inputs.size()), i);
   });
   endKernel();
   return name;
@@ -564,7 +570,12 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
         llvm::TypeSwitch<Operation *, LogicalResult>(&op)
             .Case([&](attn::EmbeddingOp o) -> LogicalResult {
               auto type = cast<RankedTensorType>(o.getType());
-              std::string k = embeddingKernel(type.getElementType(), type.getDimSize(1));
+              auto table = cast<RankedTensorType>(
+                  SymbolTable::lookupNearestSymbolFrom<attn::WeightOp>(
+                      module, o.getWeightAttr())
+                      .getType());
+              std::string k = embeddingKernel(table.getElementType(),
+                                              type.getElementType(), type.getDimSize(1));
               kernelStep(k, "tokens", 1, kRowThreads,
                          {input("ids"), weightArg(weightOf(o.getWeightAttr())),
                           buffer(bufferFor(o.getResult()))});
@@ -572,8 +583,9 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
             })
             .Case([&](attn::LayerNormOp o) -> LogicalResult {
               auto type = cast<RankedTensorType>(o.getType());
-              std::string k = layerNormKernel(type.getElementType(), type.getDimSize(1),
-                                              o.getEps().convertToDouble());
+              std::string k = layerNormKernel(
+                  cast<RankedTensorType>(o.getInput().getType()).getElementType(),
+                  type.getElementType(), type.getDimSize(1), o.getEps().convertToDouble());
               kernelStep(k, "tokens", 1, kRowThreads,
                          {buffer(buffers[o.getInput()]),
                           weightArg(weightOf(o.getWeightAttr())),
@@ -629,8 +641,10 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
               for (Value v : o.getInputs())
                 args.push_back(buffer(buffers[v]));
               args.push_back(buffer(bufferFor(o.getResult())));
-              kernelStep(residualKernel(type.getElementType(), type.getDimSize(1),
-                                        o.getInputs().size()),
+              SmallVector<Type> inputs;
+              for (Value v : o.getInputs())
+                inputs.push_back(cast<RankedTensorType>(v.getType()).getElementType());
+              kernelStep(residualKernel(inputs, type.getElementType(), type.getDimSize(1)),
                          "tokens", 1, kRowThreads, args);
               return success();
             })

@@ -95,7 +95,7 @@ module {
 module {
   func.func @missing_weight(%x: tensor<?x128xf32>) {
     // expected-error @+1 {{refers to @nope, which is not an attn.weight}}
-    %y = attn.layer_norm %x, @nope {eps = 1.0e-5 : f64} : tensor<?x128xf32>
+    %y = attn.layer_norm %x, @nope {eps = 1.0e-5 : f64} : tensor<?x128xf32> -> tensor<?x128xf32>
     return
   }
 }
@@ -126,7 +126,7 @@ module {
 
 func.func @residual(%x: tensor<?x128xf32>) {
   // expected-error @+1 {{needs at least two inputs, found 1}}
-  %y = attn.residual_sum %x : tensor<?x128xf32>
+  %y = attn.residual_sum %x : tensor<?x128xf32> -> tensor<?x128xf32>
   return
 }
 
@@ -134,3 +134,11 @@ func.func @residual(%x: tensor<?x128xf32>) {
 
 // expected-error @+1 {{attribute 'offset' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
 attn.weight @w : tensor<4xf32> at -4
+
+// -----
+
+func.func @residual_shapes(%x: tensor<?x128xf32>, %y: tensor<?x64xbf16>) {
+  // expected-error @+1 {{requires the same shape for all operands and results}}
+  %z = attn.residual_sum %x, %y : tensor<?x128xf32>, tensor<?x64xbf16> -> tensor<?x128xf32>
+  return
+}

@@ -24,7 +24,8 @@ std::string shapeString(ArrayRef<int64_t> shape) {
 }
 
 /// Finds the attn.weight `name` refers to and checks its shape against
-/// `expected` (a dynamic entry matches anything) and its element type.
+/// `expected` (a dynamic entry matches anything) and, unless null, its
+/// element type.
 LogicalResult verifyWeightUse(Operation *op, FlatSymbolRefAttr name,
                               ArrayRef<int64_t> expected, Type elementType,
                               SymbolTableCollection &symbolTable) {
@@ -41,7 +42,7 @@ LogicalResult verifyWeightUse(Operation *op, FlatSymbolRefAttr name,
     return op->emitOpError() << "weight " << name << " has shape "
                              << shapeString(type.getShape()) << ", expected "
                              << shapeString(expected);
-  if (type.getElementType() != elementType)
+  if (elementType && type.getElementType() != elementType)
     return op->emitOpError() << "weight " << name << " has element type "
                              << type.getElementType() << ", expected "
                              << elementType;
@@ -83,14 +84,14 @@ EmbeddingOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return failure();
   return verifyWeightUse(*this, getWeightAttr(),
                          {ShapedType::kDynamic, result.getDimSize(1)},
-                         result.getElementType(), symbolTable);
+                         /*elementType=*/nullptr, symbolTable);
 }
 
 LogicalResult
 LayerNormOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto input = activation(getInput());
-  return verifyWeightUse(*this, getWeightAttr(), {input.getDimSize(1)},
-                         input.getElementType(), symbolTable);
+  auto result = activation(getResult());
+  return verifyWeightUse(*this, getWeightAttr(), {result.getDimSize(1)},
+                         result.getElementType(), symbolTable);
 }
 
 LogicalResult LinearOp::verifySymbolUses(SymbolTableCollection &symbolTable) {

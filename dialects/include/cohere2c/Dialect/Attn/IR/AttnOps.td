@@ -33,25 +33,26 @@ def Attn_WeightOp : Attn_Op<"weight", [Symbol, HasParent<"ModuleOp">]> {
 def Attn_EmbeddingOp : Attn_Op<"embedding", [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "Embedding lookup: out[t, :] = weight[ids[t], :]";
   let description = [{
-    `weight` is [vocab, hidden]; ids outside [0, vocab) are rejected by the
-    runtime before a step runs.
+    `weight` is [vocab, hidden], converted to the result's element type;
+    ids outside [0, vocab) are rejected by the runtime before a step runs.
   }];
   let arguments = (ins Attn_TokenVector:$ids, FlatSymbolRefAttr:$weight);
   let results = (outs Attn_Activation:$result);
   let assemblyFormat = "$ids `,` $weight attr-dict `:` type($ids) `->` type($result)";
 }
 
-def Attn_LayerNormOp : Attn_Op<"layer_norm", [Pure, SameOperandsAndResultType,
+def Attn_LayerNormOp : Attn_Op<"layer_norm", [Pure, SameOperandsAndResultShape,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "Cohere LayerNorm: mean-subtracting, weight, no bias";
   let description = [{
     out[t] = (x[t] - mean(x[t])) / sqrt(var(x[t]) + eps) * weight, with the
-    statistics in f32 whatever the element type (Cohere's reference code).
-    `weight` is [hidden].
+    statistics in f32 whatever the element types (Cohere's reference code).
+    `weight` is [hidden] of the result's element type; the input may be
+    wider (the f32 residual stream feeding bf16 activations).
   }];
   let arguments = (ins Attn_Activation:$input, FlatSymbolRefAttr:$weight, F64Attr:$eps);
   let results = (outs Attn_Activation:$result);
-  let assemblyFormat = "$input `,` $weight attr-dict `:` type($result)";
+  let assemblyFormat = "$input `,` $weight attr-dict `:` type($input) `->` type($result)";
 }
 
 def Attn_LinearOp : Attn_Op<"linear", [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
@@ -105,11 +106,15 @@ def Attn_SwiGLUOp : Attn_Op<"swiglu", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
 }
 
-def Attn_ResidualSumOp : Attn_Op<"residual_sum", [Pure, SameOperandsAndResultType]> {
+def Attn_ResidualSumOp : Attn_Op<"residual_sum", [Pure, SameOperandsAndResultShape]> {
   let summary = "The parallel block's residual: x + attention + mlp";
+  let description = [{
+    Elementwise sum in f32, rounded once to the result's element type (the
+    residual stream may be kept in f32 while its addends are bf16).
+  }];
   let arguments = (ins Variadic<Attn_Activation>:$inputs);
   let results = (outs Attn_Activation:$result);
-  let assemblyFormat = "$inputs attr-dict `:` type($result)";
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
   let hasVerifier = 1;
 }
 

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# On the build machine: compile what test/gpu/run_all.sh runs on the GPU
+# machine into build/gpu-artifacts (the runtime binary travels in build/bin).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out="$root/build/gpu-artifacts"
+mkdir -p "$out"
+for model in "$root"/test/data/models/*/; do
+  name=$(basename "$model")
+  for precision in f32 bf16; do
+    "$root/build/bin/cohere2c-compile" "$model" --target cuda --precision "$precision" \
+      -o "$out/$name-$precision.so"
+  done
+done
+"$root/build/bin/cohere2c-compile" "$root/test/data/configs/command-r7b.config.json" \
+  --target cuda --precision bf16 -o "$out/command-r7b-bf16.so"
+echo "artifacts in $out"
