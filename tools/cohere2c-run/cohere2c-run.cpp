@@ -18,14 +18,43 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 using namespace cohere2c;
 
 namespace {
+
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+/// A finite number for which `ok` holds, described by `what` ("a number
+/// >= 0"). CLI::Range lets NaN through, and a double option takes "inf".
+CLI::Validator finiteNumber(const std::string &what,
+                            std::function<bool(double)> ok) {
+  return CLI::Validator(
+      [what, ok](std::string &input) -> std::string {
+        double value;
+        if (!CLI::detail::lexical_cast(input, value) || !std::isfinite(value) ||
+            !ok(value))
+          return "Value " + input + " is not " + what;
+        return "";
+      },
+      what);
+}
+
+/// CLI11 reads "-1" into a uint64_t as 2^64 - 1 without complaint.
+const CLI::Validator kNotNegative(
+    [](std::string &input) -> std::string {
+      if (input.find('-') != std::string::npos)
+        return "Value " + input + " is negative";
+      return "";
+    },
+    "NONNEGATIVE");
 
 int fail(const std::string &message) {
   std::cerr << "cohere2c-run: error: " << message << "\n";
@@ -111,6 +140,7 @@ int main(int argc, char **argv) {
   prompt->excludes(reqs);
   app.add_option("--max-new-tokens", defaults.maxNewTokens,
                  "tokens to generate (a request's own value wins)")
+      ->check(CLI::Range(int64_t(1), kInt64Max))
       ->capture_default_str();
   app.add_option("--logits-out", logitsOut,
                  "with --prompt-ids: write logits [P + N - 1, vocab] F32 here");
@@ -118,25 +148,35 @@ int main(int argc, char **argv) {
   auto *ckpt = app.add_option("--checkpoint", checkpoint,
                               "bind weights from a Hugging Face checkpoint folder");
   app.add_option("--random-weights", randomSeed, "bind seeded random weights")
+      ->check(kNotNegative)
       ->excludes(ckpt);
   app.add_option("--prefill-chunk", options.prefillChunk,
                  "most prompt tokens per step (0: whole prompt)")
+      ->check(CLI::Range(int64_t(0), kInt64Max))
       ->capture_default_str();
   app.add_option("--block-size", options.blockSize, "tokens per KV block")
       ->check(CLI::Range(int64_t(1), int64_t(1) << 16))
       ->capture_default_str();
   app.add_option("--kv-blocks", options.numBlocks,
                  "blocks per KV group (0: room for --max-batch full contexts)")
+      ->check(CLI::Range(int64_t(0), (int64_t(1) << 31) - 1))
       ->capture_default_str();
   app.add_option("--max-batch", options.maxBatch, "most requests in flight")
       ->check(CLI::Range(int64_t(1), int64_t(1) << 16))
       ->capture_default_str();
   app.add_flag("--no-prefix-cache", noPrefixCache, "never reuse cached prefixes");
-  app.add_option("--temperature", defaults.sampling.temperature,
-                 "0: greedy")->capture_default_str();
-  app.add_option("--top-k", defaults.sampling.topK, "0: all")->capture_default_str();
-  app.add_option("--top-p", defaults.sampling.topP, "1: all")->capture_default_str();
+  app.add_option("--temperature", defaults.sampling.temperature, "0: greedy")
+      ->check(finiteNumber("a number >= 0", [](double t) { return t >= 0; }))
+      ->capture_default_str();
+  app.add_option("--top-k", defaults.sampling.topK, "0: all")
+      ->check(CLI::Range(int64_t(0), kInt64Max))
+      ->capture_default_str();
+  app.add_option("--top-p", defaults.sampling.topP, "1: all")
+      ->check(finiteNumber("a number in (0, 1]",
+                           [](double p) { return p > 0 && p <= 1; }))
+      ->capture_default_str();
   app.add_option("--seed", defaults.sampling.seed, "sampling seed")
+      ->check(kNotNegative)
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   options.prefixCache = !noPrefixCache;

@@ -51,7 +51,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(Executor &executor,
     return Status::error("--max-batch must be at least 1, found " +
                          std::to_string(options.maxBatch));
   if (options.prefillChunk < 0)
-    return Status::error("--prefill-chunk must be at least 1, found " +
+    return Status::error("--prefill-chunk must be at least 0, found " +
                          std::to_string(options.prefillChunk));
   const ModelConfig &config = manifest.config;
   if (options.numBlocks == 0)
@@ -94,8 +94,9 @@ Status Engine::validate(const Request &r) const {
   if (r.maxNewTokens < 1)
     return Status::error(who + ": max_new_tokens must be at least 1, found " +
                          std::to_string(r.maxNewTokens));
-  int64_t length = (int64_t)r.promptIds.size() + r.maxNewTokens;
-  if (length > config.maxPositionEmbeddings)
+  // Compared without adding: max_new_tokens may be as large as int64 allows.
+  if (r.maxNewTokens >
+      config.maxPositionEmbeddings - (int64_t)r.promptIds.size())
     return Status::error(who + ": prompt (" + std::to_string(r.promptIds.size()) +
                          " tokens) + max_new_tokens (" +
                          std::to_string(r.maxNewTokens) + ") exceeds the context of " +
