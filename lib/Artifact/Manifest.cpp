@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cassert>
+
 namespace cohere2c {
 
 using nlohmann::json;
@@ -36,6 +38,14 @@ StatusOr<DType> storageDTypeFor(const std::string &precision) {
     return DType::BF16;
   return Status::error("unknown precision '" + precision +
                        "', expected f32 or bf16");
+}
+
+int64_t kvBytesPerBlock(const Manifest &m, KVGroupIndex group,
+                        int64_t blockSize) {
+  StatusOr<DType> dtype = storageDTypeFor(m.precision);
+  assert(dtype.ok() && "the precision of a parsed manifest is known");
+  return (int64_t)m.kvGroups[group].layers.size() * 2 * blockSize *
+         m.config.numKVHeads * m.config.headDim * (int64_t)dtypeSize(*dtype);
 }
 
 std::string Manifest::toJson() const {

@@ -63,6 +63,14 @@ struct Manifest {
 /// an unknown name is an error listing the known ones.
 StatusOr<DType> storageDTypeFor(const std::string &precision);
 
+/// Bytes of one KV block of `group` (the pool layout of KVGroup): layers in
+/// the group x 2 (K, V) x blockSize x num_key_value_heads x head_dim x the
+/// size of the storage dtype of m.precision; 0 for a group without layers.
+/// `m` is a parsed manifest (a known precision). With the config's limits
+/// (Config.h) and blockSize <= 2^16 this is at most 2^49.
+int64_t kvBytesPerBlock(const Manifest &m, KVGroupIndex group,
+                        int64_t blockSize);
+
 } // namespace cohere2c
 
 #endif // COHERE2C_ARTIFACT_MANIFEST_H

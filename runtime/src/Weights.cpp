@@ -8,11 +8,28 @@
 #include <cmath>
 #include <cstring>
 #include <fcntl.h>
+#include <new>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace cohere2c {
+
+namespace {
+
+/// `bytes` zeroed bytes in `owned`; host memory that cannot be had is an
+/// error, not std::bad_alloc.
+Status allocate(std::vector<char> &owned, uint64_t bytes) {
+  try {
+    owned.assign(bytes, 0);
+  } catch (const std::bad_alloc &) {
+    return Status::error("cannot allocate " + std::to_string(bytes) +
+                         " bytes of host memory for the weights");
+  }
+  return Status::success();
+}
+
+} // namespace
 
 StatusOr<std::unique_ptr<WeightBuffer>>
 WeightBuffer::fromWeightsFile(const std::string &path, const Manifest &manifest) {
@@ -46,7 +63,8 @@ WeightBuffer::fromCheckpoint(const std::string &dir, const Manifest &manifest) {
   if (!checkpoint.ok())
     return checkpoint.status();
   std::unique_ptr<WeightBuffer> buffer(new WeightBuffer());
-  buffer->owned_.resize(manifest.weights.totalBytes);
+  if (Status s = allocate(buffer->owned_, manifest.weights.totalBytes); !s.ok())
+    return s;
   bool terminal = isatty(STDERR_FILENO);
   Status packed = packWeights(*checkpoint, manifest.weights,
                               buffer->owned_.data(), dir,
@@ -63,10 +81,11 @@ WeightBuffer::fromCheckpoint(const std::string &dir, const Manifest &manifest) {
   return buffer;
 }
 
-std::unique_ptr<WeightBuffer> WeightBuffer::random(uint64_t seed,
-                                                   const Manifest &manifest) {
+StatusOr<std::unique_ptr<WeightBuffer>>
+WeightBuffer::random(uint64_t seed, const Manifest &manifest) {
   std::unique_ptr<WeightBuffer> buffer(new WeightBuffer());
-  buffer->owned_.assign(manifest.weights.totalBytes, 0);
+  if (Status s = allocate(buffer->owned_, manifest.weights.totalBytes); !s.ok())
+    return s;
   uint64_t state = seed;
   auto uniform = [&state]() { // splitmix64 -> [-1, 1)
     uint64_t z = (state += 0x9e3779b97f4a7c15ull);

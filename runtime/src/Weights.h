@@ -25,14 +25,16 @@ public:
   /// totalBytes (written for another model or precision).
   static StatusOr<std::unique_ptr<WeightBuffer>>
   fromWeightsFile(const std::string &path, const Manifest &manifest);
-  /// Errors name the folder and the tensor (missing, wrong shape).
+  /// Errors name the folder and the tensor (missing, wrong shape); host
+  /// memory that cannot hold the layout's totalBytes.
   static StatusOr<std::unique_ptr<WeightBuffer>>
   fromCheckpoint(const std::string &dir, const Manifest &manifest);
   /// Norm weights 1 + U(-0.1, 0.1), every other weight U(-a, a) with
   /// a = 0.02 * sqrt(3) (standard deviation 0.02, Cohere's initializer
-  /// range); deterministic in `seed`.
-  static std::unique_ptr<WeightBuffer> random(uint64_t seed,
-                                              const Manifest &manifest);
+  /// range); deterministic in `seed`. Error: host memory that cannot hold
+  /// the layout's totalBytes.
+  static StatusOr<std::unique_ptr<WeightBuffer>>
+  random(uint64_t seed, const Manifest &manifest);
   ~WeightBuffer();
 
   const void *data() const { return data_; }

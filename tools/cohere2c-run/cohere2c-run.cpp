@@ -158,7 +158,8 @@ int main(int argc, char **argv) {
       ->check(CLI::Range(int64_t(1), int64_t(1) << 16))
       ->capture_default_str();
   app.add_option("--kv-blocks", options.numBlocks,
-                 "blocks per KV group (0: room for --max-batch full contexts)")
+                 "blocks per KV group (0: room for --max-batch full contexts, "
+                 "at most 4 GiB of KV cache on the host target)")
       ->check(CLI::Range(int64_t(0), (int64_t(1) << 31) - 1))
       ->capture_default_str();
   app.add_option("--max-batch", options.maxBatch, "most requests in flight")
@@ -211,15 +212,14 @@ int main(int argc, char **argv) {
 
   StatusOr<std::unique_ptr<WeightBuffer>> weights =
       !checkpoint.empty() ? WeightBuffer::fromCheckpoint(checkpoint, manifest)
-      : randomSeed        ? StatusOr<std::unique_ptr<WeightBuffer>>(
-                         WeightBuffer::random(*randomSeed, manifest))
+      : randomSeed        ? WeightBuffer::random(*randomSeed, manifest)
                           : WeightBuffer::fromWeightsFile(
                                 defaultWeightsPath(artifactPath), manifest);
   if (!weights.ok())
     return fail(weights.status().message());
 
   if (options.numBlocks == 0)
-    options.numBlocks = defaultKVBlocks(manifest.config, options);
+    options.numBlocks = defaultKVBlocks(manifest, options);
   std::array<int64_t, kNumKVGroups> blocks = {options.numBlocks, options.numBlocks};
   std::unique_ptr<Executor> executor;
   if (manifest.target == "cuda") {

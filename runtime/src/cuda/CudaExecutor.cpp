@@ -79,8 +79,8 @@ CudaExecutor::create(const LoadedArtifact &artifact, const WeightBuffer &weights
     return s;
   for (int g = 0; g < kNumKVGroups; ++g) {
     int64_t layers = m.kvGroups[g].layers.size();
-    e->bytesPerBlock_[g] = layers * 2 * blockSize * m.config.numKVHeads *
-                           m.config.headDim * dtypeSize(e->dtype_);
+    e->bytesPerBlock_[g] =
+        kvBytesPerBlock(m, static_cast<KVGroupIndex>(g), blockSize);
     if (!layers)
       continue;
     s = e->ensure(e->pools_[g], numBlocks[g] * e->bytesPerBlock_[g]);

@@ -2,6 +2,8 @@
 
 #include "host/HostExecutor.h"
 
+#include <new>
+
 namespace cohere2c {
 
 namespace {
@@ -53,18 +55,35 @@ HostExecutor::create(const LoadedArtifact &artifact, const WeightBuffer &weights
   executor->blockSize_ = blockSize;
   executor->vocab_ = m.config.vocabSize;
   for (int g = 0; g < kNumKVGroups; ++g) {
-    int64_t layers = m.kvGroups[g].layers.size();
-    executor->floatsPerBlock_[g] =
-        layers * 2 * blockSize * m.config.numKVHeads * m.config.headDim;
-    executor->pools_[g].assign(layers ? numBlocks[g] * executor->floatsPerBlock_[g] : 0,
-                               0.0f);
+    // The host target computes in f32 (its lowering refuses any other
+    // precision), so the pools hold floats.
+    int64_t bytes = kvBytesPerBlock(m, static_cast<KVGroupIndex>(g), blockSize);
+    executor->bytesPerBlock_[g] = bytes;
+    if (numBlocks[g] < 0)
+      return Status::error("--kv-blocks must not be negative, found " +
+                           std::to_string(numBlocks[g]));
+    int64_t total = 0;
+    bool overflow = __builtin_mul_overflow(numBlocks[g], bytes, &total);
+    try {
+      if (!overflow) {
+        executor->pools_[g].assign(total / sizeof(float), 0.0f);
+        continue;
+      }
+    } catch (const std::bad_alloc &) {
+    }
+    return Status::error(
+        "cannot allocate " +
+        (overflow ? std::string("more than 2^63") : std::to_string(total)) +
+        " bytes of host memory for the KV cache (" + m.kvGroups[g].name +
+        " group: --kv-blocks " + std::to_string(numBlocks[g]) + " x " +
+        std::to_string(bytes) + " bytes per block of --block-size " +
+        std::to_string(blockSize) + " tokens)");
   }
   return executor;
 }
 
 std::array<int64_t, kNumKVGroups> HostExecutor::bytesPerBlock() const {
-  return {floatsPerBlock_[0] * (int64_t)sizeof(float),
-          floatsPerBlock_[1] * (int64_t)sizeof(float)};
+  return bytesPerBlock_;
 }
 
 Status HostExecutor::run(const StepInput &in, std::vector<float> &logits) {

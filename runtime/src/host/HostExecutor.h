@@ -20,7 +20,9 @@ class HostExecutor : public Executor {
 public:
   /// `numBlocks[g]` blocks of `blockSize` tokens per KV group. Errors: the
   /// artifact is not for the host target, or lacks the step function; the
-  /// weights buffer is smaller than the layout.
+  /// weights buffer is smaller than the layout; a negative block count; host
+  /// memory that cannot hold a pool (naming the bytes, the group and
+  /// --kv-blocks).
   static StatusOr<std::unique_ptr<HostExecutor>>
   create(const LoadedArtifact &artifact, const WeightBuffer &weights,
          std::array<int64_t, kNumKVGroups> numBlocks, int64_t blockSize);
@@ -33,7 +35,7 @@ private:
   void *step_ = nullptr;
   const WeightBuffer *weights_ = nullptr;
   int64_t blockSize_ = 0, vocab_ = 0;
-  std::array<int64_t, kNumKVGroups> floatsPerBlock_ = {0, 0};
+  std::array<int64_t, kNumKVGroups> bytesPerBlock_ = {0, 0};
   std::array<std::vector<float>, kNumKVGroups> pools_;
 };
 

@@ -35,10 +35,20 @@ struct Engine::Active {
   }
 };
 
-int64_t defaultKVBlocks(const ModelConfig &config, const EngineOptions &options) {
+int64_t defaultKVBlocks(const Manifest &manifest, const EngineOptions &options) {
   int64_t perSequence =
-      (config.maxPositionEmbeddings + options.blockSize - 1) / options.blockSize + 1;
-  return options.maxBatch * perSequence;
+      (manifest.config.maxPositionEmbeddings + options.blockSize - 1) /
+          options.blockSize +
+      1;
+  int64_t blocks = options.maxBatch * perSequence;
+  if (manifest.target != "host")
+    return blocks;
+  int64_t bytesPerBlock = 0;
+  for (int g = 0; g < kNumKVGroups; ++g)
+    bytesPerBlock += kvBytesPerBlock(manifest, static_cast<KVGroupIndex>(g),
+                                     options.blockSize);
+  return std::max<int64_t>(
+      1, std::min(blocks, kMaxDefaultHostKVBytes / bytesPerBlock));
 }
 
 StatusOr<std::unique_ptr<Engine>> Engine::create(Executor &executor,
@@ -55,7 +65,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(Executor &executor,
                          std::to_string(options.prefillChunk));
   const ModelConfig &config = manifest.config;
   if (options.numBlocks == 0)
-    options.numBlocks = defaultKVBlocks(config, options);
+    options.numBlocks = defaultKVBlocks(manifest, options);
   if (options.numBlocks < 1 || options.numBlocks >= (1ll << 31))
     return Status::error("--kv-blocks must be in [1, 2^31), found " +
                          std::to_string(options.numBlocks));

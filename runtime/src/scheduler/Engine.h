@@ -46,7 +46,8 @@ struct RequestResult {
 
 struct EngineOptions {
   int64_t blockSize = 16;
-  /// Blocks per KV group; 0 = room for maxBatch sequences of the full context.
+  /// Blocks per KV group; 0 = defaultKVBlocks (room for maxBatch sequences
+  /// of the full context, at most 4 GiB of KV cache on the host target).
   int64_t numBlocks = 0;
   /// Most prompt tokens of one request per step; 0 = the whole prompt.
   int64_t prefillChunk = 0;
@@ -56,9 +57,14 @@ struct EngineOptions {
   bool ignoreEos = false;
 };
 
+/// Most host memory the default KV cache of a host-target artifact takes.
+constexpr int64_t kMaxDefaultHostKVBytes = int64_t(4) << 30; // 4 GiB
+
 /// Blocks per KV group when EngineOptions::numBlocks is 0: room for
-/// maxBatch sequences of the whole context (max_position_embeddings).
-int64_t defaultKVBlocks(const ModelConfig &config, const EngineOptions &options);
+/// maxBatch sequences of the whole context (max_position_embeddings); for
+/// the host target, capped so that the pools of all groups take at most
+/// kMaxDefaultHostKVBytes (kvBytesPerBlock), and at least 1.
+int64_t defaultKVBlocks(const Manifest &manifest, const EngineOptions &options);
 
 struct EngineStats {
   int64_t steps = 0, prefillTokens = 0, decodeTokens = 0, preemptions = 0;

@@ -1,0 +1,51 @@
+//===- ManifestTest.cpp - Tests for the artifact manifest -----------------===//
+//
+// Expected sizes are worked out by hand from the pool layout of Manifest.h,
+// [blocks][layers of the group][K, V][block size][KV heads][head_dim], and
+// the shipped configs (test/data/models/README.md).
+//
+//===----------------------------------------------------------------------===//
+#include "Artifact/Manifest.h"
+
+#include <gtest/gtest.h>
+
+using namespace cohere2c;
+
+namespace {
+
+Manifest manifestFor(const std::string &config, const std::string &precision) {
+  StatusOr<ModelConfig> parsed = ModelConfig::fromFile(
+      std::string(COHERE2C_TEST_DATA_DIR) + "/" + config);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+  Manifest m;
+  m.config = *parsed;
+  m.target = "host";
+  m.precision = precision;
+  m.kvGroups = kvGroupsFor(m.config);
+  return m;
+}
+
+TEST(ManifestTest, KVBytesPerBlockOfTinyModel) {
+  // 8 layers (S S S F S S S F), 2 KV heads of 32, f32.
+  Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
+  EXPECT_EQ(kvBytesPerBlock(m, kFullGroup, 16), 2 * 2 * 16 * 2 * 32 * 4);
+  EXPECT_EQ(kvBytesPerBlock(m, kSlidingGroup, 16), 6 * 2 * 16 * 2 * 32 * 4);
+  EXPECT_EQ(kvBytesPerBlock(m, kFullGroup, 1), 2 * 2 * 1 * 2 * 32 * 4);
+}
+
+TEST(ManifestTest, KVBytesPerBlockFollowsPrecision) {
+  // Command R7B: 8 full and 24 sliding layers, 8 KV heads of 128, bf16.
+  Manifest m = manifestFor("configs/command-r7b.config.json", "bf16");
+  EXPECT_EQ(kvBytesPerBlock(m, kFullGroup, 16), 8 * 2 * 16 * 8 * 128 * 2);
+  EXPECT_EQ(kvBytesPerBlock(m, kSlidingGroup, 16), 24 * 2 * 16 * 8 * 128 * 2);
+}
+
+TEST(ManifestTest, KVBytesPerBlockOfEmptyGroupIsZero) {
+  Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
+  m.config.layerKinds.assign(m.config.numLayers, LayerKind::Sliding);
+  m.kvGroups = kvGroupsFor(m.config);
+  EXPECT_EQ(kvBytesPerBlock(m, kFullGroup, 16), 0);
+  EXPECT_EQ(kvBytesPerBlock(m, kSlidingGroup, 16), 8 * 2 * 16 * 2 * 32 * 4);
+}
+
+} // namespace
