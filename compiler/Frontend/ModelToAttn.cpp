@@ -52,6 +52,10 @@ public:
     return attn::LinearOp::create(b, loc, activation(outFeatures), input,
                                   weight(name));
   }
+  /// A projection whose output is added to the residual stream: kept in f32.
+  Value residualLinear(Value input, const std::string &name) {
+    return attn::LinearOp::create(b, loc, residual(), input, weight(name));
+  }
   /// The residual stream: f32 whatever the activations' element type, so
   /// that the sum over layers is not rounded to bf16 at every layer.
   RankedTensorType residual() {
@@ -66,7 +70,7 @@ public:
 
   Value layer(int64_t i, Value x, Value positions) {
     std::string p = "model.layers." + std::to_string(i) + ".";
-    int64_t hidden = config.hiddenSize, hd = config.headDim;
+    int64_t hd = config.headDim;
     Value h = layerNorm(x, p + "input_layernorm.weight");
     Value q = linear(h, p + "self_attn.q_proj.weight", config.numHeads * hd);
     Value k = linear(h, p + "self_attn.k_proj.weight", config.numKVHeads * hd);
@@ -86,11 +90,11 @@ public:
         b.getI64IntegerAttr(config.numHeads),
         b.getI64IntegerAttr(config.numKVHeads), b.getI64IntegerAttr(hd),
         b.getI64IntegerAttr(i), window, position);
-    Value o = linear(a, p + "self_attn.o_proj.weight", hidden);
+    Value o = residualLinear(a, p + "self_attn.o_proj.weight");
     Value gate = linear(h, p + "mlp.gate_proj.weight", config.intermediateSize);
     Value up = linear(h, p + "mlp.up_proj.weight", config.intermediateSize);
     Value m = attn::SwiGLUOp::create(b, loc, gate.getType(), gate, up);
-    Value down = linear(m, p + "mlp.down_proj.weight", hidden);
+    Value down = residualLinear(m, p + "mlp.down_proj.weight");
     return attn::ResidualSumOp::create(b, loc, residual(), ValueRange{x, o, down});
   }
 

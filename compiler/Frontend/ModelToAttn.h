@@ -23,7 +23,8 @@ inline constexpr const char *kStepFunctionName = "cohere2c_step";
 ///   linear down; residual_sum(x, attention, mlp)
 /// and then the final layer_norm and the tied-embedding logits.
 /// Activations have the element type of the weights (f32 or bf16); the
-/// residual stream (embedding and residual_sum results) is f32.
+/// residual stream (embedding, o_proj, down_proj and residual_sum results)
+/// is f32.
 /// `context` must have the attn and func dialects loaded.
 OwningOpRef<ModuleOp> buildAttnModule(MLIRContext &context,
                                       const ::cohere2c::ModelConfig &config,

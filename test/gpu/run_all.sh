@@ -38,6 +38,23 @@ PY
   done
 done
 
+echo "--- prefix reuse across sliding and full layers (tiny-cohere2, window 8, block size 4)"
+for precision in f32 bf16; do
+  artifact="$art/tiny-cohere2-$precision.so"
+  python3 "$root/test/gpu/prefix_requests.py" "$root/test/data/models/tiny-cohere2" "$work"
+  common=(--ignore-eos --block-size 4)
+  "$run" "$artifact" --requests "$work/seed.jsonl" "${common[@]}" > "$work/seed.served" 2> "$work/err" &&
+  "$run" "$artifact" --requests "$work/seed.jsonl" "${common[@]}" --no-prefix-cache > "$work/seed.alone" 2>> "$work/err" &&
+  python3 "$root/test/gpu/compare_requests.py" "$work/seed.served" "$work/seed.alone" "seed case $precision" Y=28 \
+    || { cat "$work/err"; failures=$((failures+1)); }
+  "$run" "$artifact" --requests "$work/sixteen.jsonl" "${common[@]}" --max-batch 4 --kv-blocks 16 \
+    --prefill-chunk 7 > "$work/sixteen.served" 2> "$work/err" &&
+  "$run" "$artifact" --requests "$work/sixteen.jsonl" "${common[@]}" --no-prefix-cache > "$work/sixteen.alone" 2>> "$work/err" &&
+  python3 "$root/test/gpu/compare_requests.py" "$work/sixteen.served" "$work/sixteen.alone" \
+    "16 requests, 4 in flight, 16 blocks $precision" && grep preemptions "$work/err" | head -1 \
+    || { cat "$work/err"; failures=$((failures+1)); }
+done
+
 echo "--- Command R7B shapes, random bf16 weights: 2048-token prompt, 128 decoded tokens"
 prompt=$(python3 -c "import random; random.seed(0); print(','.join(str(random.randrange(6, 256000)) for _ in range(2048)))")
 if "$run" "$art/command-r7b-bf16.so" --random-weights 1 --prompt-ids "$prompt" \

@@ -50,7 +50,7 @@ namespace {
 /// arguments need a static shape; only the pointer is passed.
 constexpr int64_t kFlat = int64_t(1) << 40;
 constexpr int64_t kRowThreads = 256;    // threads of the per-row kernels
-constexpr int64_t kWarpsPerBlock = 4;   // attention: one warp per head
+constexpr int64_t kAttentionWarps = 16; // attention: warps per (token, head)
 constexpr int64_t kWarp = 32;
 
 DType dtypeOf(Type t) {
@@ -171,8 +171,9 @@ private:
   // --- kernels ---------------------------------------------------------------
   MemRefType flat(Type element) { return MemRefType::get({kFlat}, element); }
   /// Starts kernel `name` (returns false if it exists: generate nothing).
+  /// `scratchFloats` > 0 gives the kernel that many f32 of shared memory.
   bool beginKernel(const std::string &name, ArrayRef<Type> args, int64_t threads,
-                   bool needsScratch);
+                   int64_t scratchFloats);
   void endKernel();
 
   std::string embeddingKernel(Type table, Type result, int64_t hidden);
@@ -240,15 +241,15 @@ private:
 };
 
 bool KernelGenerator::beginKernel(const std::string &name, ArrayRef<Type> args,
-                                  int64_t threads, bool needsScratch) {
+                                  int64_t threads, int64_t scratchFloats) {
   if (generated[name])
     return false;
   generated[name] = true;
   b.setInsertionPointToEnd(kernels.getBody());
   SmallVector<Type> workgroup;
-  if (needsScratch)
+  if (scratchFloats > 0)
     workgroup.push_back(MemRefType::get(
-        {threads}, b.getF32Type(), MemRefLayoutAttrInterface{},
+        {scratchFloats}, b.getF32Type(), MemRefLayoutAttrInterface{},
         gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup)));
   kernel = gpu::GPUFuncOp::create(b, name, b.getFunctionType(args, {}), workgroup);
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
@@ -257,7 +258,7 @@ bool KernelGenerator::beginKernel(const std::string &name, ArrayRef<Type> args,
   blockThreads = threads;
   threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   scratch = Value();
-  if (needsScratch)
+  if (scratchFloats > 0)
     scratch = kernel.getWorkgroupAttributions()[0];
   return true;
 }
@@ -269,7 +270,7 @@ std::string KernelGenerator::embeddingKernel(Type table, Type result,
                                              int64_t hidden) {
   std::string name = sanitize("embedding_" + std::to_string(hidden));
   if (!beginKernel(name, {flat(b.getI32Type()), flat(table), flat(result)},
-                   kRowThreads, false))
+                   kRowThreads, 0))
     return name;
   Value ids = kernel.getArgument(0), weights = kernel.getArgument(1),
         out = kernel.getArgument(2);
@@ -288,7 +289,7 @@ std::string KernelGenerator::layerNormKernel(Type input, Type e, int64_t hidden,
                                              double eps) {
   std::string name = sanitize("layer_norm_" + std::to_string(hidden) + "_eps" +
                               std::to_string(eps));
-  if (!beginKernel(name, {flat(input), flat(e), flat(e)}, kRowThreads, true))
+  if (!beginKernel(name, {flat(input), flat(e), flat(e)}, kRowThreads, kRowThreads))
     return name;
   Value in = kernel.getArgument(0), w = kernel.getArgument(1), out = kernel.getArgument(2);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
@@ -334,7 +335,7 @@ std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
   // q, k, v, positions, seqs, tables, pool, slot, block_size, table_width
   if (!beginKernel(name, {flat(e), flat(e), flat(e), flat(i32), flat(i32), flat(i32),
                           flat(e), i64, i64, i64},
-                   kRowThreads, false))
+                   kRowThreads, 0))
     return name;
   Value q = kernel.getArgument(0), k = kernel.getArgument(1), v = kernel.getArgument(2);
   Value positions = kernel.getArgument(3), seqs = kernel.getArgument(4),
@@ -384,9 +385,12 @@ std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
   return name;
 }
 
-// One warp per (token, head); lanes own head_dim / 32 consecutive features.
-// Online softmax (Milakov and Gimelshein, 2018) over the keys the token sees:
-// j <= p, and p - W < j on sliding layers. Reads only blocks in that range.
+// One block per (token, head); its warps split the keys the token sees
+// (j <= p, and p - W < j on sliding layers; only blocks in that range are
+// read) into contiguous ranges, each lane owning head_dim / 32 consecutive
+// features. Each warp runs an online softmax (Milakov and Gimelshein, 2018)
+// over its range; the partial results are merged in shared memory as in
+// flash-decoding (Dao et al., 2023).
 std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
                                              int64_t groupLayers) {
   std::optional<int64_t> window = op.getSlidingWindow();
@@ -397,10 +401,12 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
       "_h" + std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
       std::to_string(hd) + "_l" + std::to_string(groupLayers));
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  // Shared memory: each warp's running max and sum, then its accumulator.
+  int64_t accOffset = 2 * kAttentionWarps;
   // q, positions, seqs, tables, pool, out, slot, block_size, table_width
   if (!beginKernel(name, {flat(e), flat(i32), flat(i32), flat(i32), flat(e), flat(e),
                           i64, i64, i64},
-                   kWarpsPerBlock * kWarp, false))
+                   kAttentionWarps * kWarp, accOffset + kAttentionWarps * hd))
     return name;
   Value q = kernel.getArgument(0), positions = kernel.getArgument(1),
         seqs = kernel.getArgument(2), tables = kernel.getArgument(3),
@@ -408,61 +414,90 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
   Value slot = toIndex(kernel.getArgument(6)), bs = toIndex(kernel.getArgument(7)),
         width = toIndex(kernel.getArgument(8));
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value h = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value warp = arith::DivUIOp::create(b, threadId, index(kWarp));
   Value lane = arith::RemUIOp::create(b, threadId, index(kWarp));
-  Value h = add(mul(gpu::BlockIdOp::create(b, gpu::Dimension::y), index(kWarpsPerBlock)),
-                warp);
-  Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, h, index(heads));
-  ifThen(inRange, [&] {
-    Value p = toIndex(load(positions, t)), s = toIndex(load(seqs, t));
-    Value kvh = arith::DivUIOp::create(b, h, index(heads / kvHeads));
-    Value first = index(0);
-    if (window)
-      first = arith::MaxSIOp::create(b, index(0), add(p, index(1 - *window)));
-    Value end = add(p, index(1));
-    Value qBase = add(mul(t, index(heads * hd)), add(mul(h, index(hd)), mul(lane, index(perLane))));
-    Value scale = f32(1.0 / std::sqrt((double)hd));
-    SmallVector<Value> qv;
+  Value p = toIndex(load(positions, t)), s = toIndex(load(seqs, t));
+  Value kvh = arith::DivUIOp::create(b, h, index(heads / kvHeads));
+  Value first = index(0);
+  if (window)
+    first = arith::MaxSIOp::create(b, index(0), add(p, index(1 - *window)));
+  Value end = add(p, index(1));
+  // This warp's keys: [lo, hi), a contiguous share of [first, end).
+  Value share = arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, end, first),
+                                           index(kAttentionWarps));
+  Value lo = arith::MinUIOp::create(b, add(first, mul(warp, share)), end);
+  Value hi = arith::MinUIOp::create(b, add(lo, share), end);
+
+  Value qBase = add(mul(t, index(heads * hd)), add(mul(h, index(hd)), mul(lane, index(perLane))));
+  Value scale = f32(1.0 / std::sqrt((double)hd));
+  SmallVector<Value> qv;
+  for (int64_t i = 0; i < perLane; ++i)
+    qv.push_back(mulf(load(q, add(qBase, index(i))), scale));
+  int64_t kvWidth = kvHeads * hd;
+  Value headOffset = add(mul(kvh, index(hd)), mul(lane, index(perLane)));
+  SmallVector<Value> init = {f32(-std::numeric_limits<float>::infinity()), f32(0)};
+  for (int64_t i = 0; i < perLane; ++i)
+    init.push_back(f32(0));
+  auto loop = scf::ForOp::create(b, lo, hi, index(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(loop.getBody());
+    Value j = loop.getInductionVar();
+    ValueRange carried = loop.getRegionIterArgs();
+    Value block = toIndex(load(tables, add(mul(s, width), arith::DivUIOp::create(b, j, bs))));
+    Value inBlock = arith::RemUIOp::create(b, j, bs);
+    Value plane = mul(add(mul(block, index(groupLayers)), slot), index(2));
+    Value kBase = add(mul(add(mul(plane, bs), inBlock), index(kvWidth)), headOffset);
+    Value vBase = add(mul(add(mul(add(plane, index(1)), bs), inBlock), index(kvWidth)),
+                      headOffset);
+    Value dot = f32(0);
     for (int64_t i = 0; i < perLane; ++i)
-      qv.push_back(mulf(load(q, add(qBase, index(i))), scale));
-    int64_t kvWidth = kvHeads * hd;
-    Value headOffset = add(mul(kvh, index(hd)), mul(lane, index(perLane)));
-    SmallVector<Value> init = {f32(-std::numeric_limits<float>::infinity()), f32(0)};
+      dot = addf(dot, mulf(qv[i], load(pool, add(kBase, index(i)))));
+    for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
+      dot = addf(dot, gpu::ShuffleOp::create(b, dot, offset, kWarp, gpu::ShuffleMode::XOR)
+                          .getShuffleResult());
+    Value m = carried[0], l = carried[1];
+    Value mNew = arith::MaximumFOp::create(b, m, dot);
+    Value correction = math::ExpOp::create(b, subf(m, mNew));
+    Value weight = math::ExpOp::create(b, subf(dot, mNew));
+    SmallVector<Value> next = {mNew, addf(mulf(l, correction), weight)};
     for (int64_t i = 0; i < perLane; ++i)
-      init.push_back(f32(0));
-    auto loop = scf::ForOp::create(b, first, end, index(1), init);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToEnd(loop.getBody());
-      Value j = loop.getInductionVar();
-      ValueRange carried = loop.getRegionIterArgs();
-      Value block = toIndex(load(tables, add(mul(s, width), arith::DivUIOp::create(b, j, bs))));
-      Value inBlock = arith::RemUIOp::create(b, j, bs);
-      Value plane = mul(add(mul(block, index(groupLayers)), slot), index(2));
-      Value kBase = add(mul(add(mul(plane, bs), inBlock), index(kvWidth)), headOffset);
-      Value vBase = add(mul(add(mul(add(plane, index(1)), bs), inBlock), index(kvWidth)),
-                        headOffset);
-      Value dot = f32(0);
-      for (int64_t i = 0; i < perLane; ++i)
-        dot = addf(dot, mulf(qv[i], load(pool, add(kBase, index(i)))));
-      for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
-        dot = addf(dot, gpu::ShuffleOp::create(b, dot, offset, kWarp,
-                                               gpu::ShuffleMode::XOR)
-                            .getShuffleResult());
-      Value m = carried[0], l = carried[1];
-      Value mNew = arith::MaximumFOp::create(b, m, dot);
-      Value correction = math::ExpOp::create(b, subf(m, mNew));
-      Value weight = math::ExpOp::create(b, subf(dot, mNew));
-      SmallVector<Value> next = {mNew, addf(mulf(l, correction), weight)};
-      for (int64_t i = 0; i < perLane; ++i)
-        next.push_back(addf(mulf(carried[2 + i], correction),
-                            mulf(weight, load(pool, add(vBase, index(i))))));
-      scf::YieldOp::create(b, next);
+      next.push_back(addf(mulf(carried[2 + i], correction),
+                          mulf(weight, load(pool, add(vBase, index(i))))));
+    scf::YieldOp::create(b, next);
+  }
+  // Publish this warp's partial result.
+  Value laneZero = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, index(0));
+  ifThen(laneZero, [&] {
+    memref::StoreOp::create(b, loop.getResult(0), scratch, ValueRange{warp});
+    memref::StoreOp::create(b, loop.getResult(1), scratch,
+                            ValueRange{add(warp, index(kAttentionWarps))});
+  });
+  Value accBase = add(index(accOffset), add(mul(warp, index(hd)), mul(lane, index(perLane))));
+  for (int64_t i = 0; i < perLane; ++i)
+    memref::StoreOp::create(b, loop.getResult(2 + i), scratch,
+                            ValueRange{add(accBase, index(i))});
+  gpu::BarrierOp::create(b);
+  // Merge: thread d < head_dim combines feature d over the warps. A warp
+  // with no keys has max -inf and sum 0 and contributes nothing.
+  forThreads(hd, [&](Value d) {
+    Value m = f32(-std::numeric_limits<float>::infinity());
+    for (int64_t w = 0; w < kAttentionWarps; ++w)
+      m = arith::MaximumFOp::create(b, m, memref::LoadOp::create(b, scratch, ValueRange{index(w)}));
+    Value l = f32(0), acc = f32(0);
+    for (int64_t w = 0; w < kAttentionWarps; ++w) {
+      Value mw = memref::LoadOp::create(b, scratch, ValueRange{index(w)});
+      Value lw = memref::LoadOp::create(b, scratch, ValueRange{index(kAttentionWarps + w)});
+      // exp(-inf - m) = 0 for empty warps; m is finite (a token sees itself).
+      Value c = math::ExpOp::create(b, subf(mw, m));
+      l = addf(l, mulf(lw, c));
+      Value aw = memref::LoadOp::create(
+          b, scratch, ValueRange{add(index(accOffset + w * hd), d)});
+      acc = addf(acc, mulf(aw, c));
     }
-    Value l = loop.getResult(1);
-    for (int64_t i = 0; i < perLane; ++i)
-      store(arith::DivFOp::create(b, loop.getResult(2 + i), l), out,
-            add(qBase, index(i)));
+    store(arith::DivFOp::create(b, acc, l), out,
+          add(mul(t, index(heads * hd)), add(mul(h, index(hd)), d)));
   });
   endKernel();
   return name;
@@ -471,7 +506,7 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
 // silu(g) * u; one block per row.
 std::string KernelGenerator::swigluKernel(Type e, int64_t width) {
   std::string name = sanitize("swiglu_" + std::to_string(width));
-  if (!beginKernel(name, {flat(e), flat(e), flat(e)}, kRowThreads, false))
+  if (!beginKernel(name, {flat(e), flat(e), flat(e)}, kRowThreads, 0))
     return name;
   Value gate = kernel.getArgument(0), up = kernel.getArgument(1), out = kernel.getArgument(2);
   Value row = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), index(width));
@@ -495,7 +530,7 @@ std::string KernelGenerator::residualKernel(TypeRange inputs, Type result,
   for (Type t : inputs)
     args.push_back(flat(t));
   args.push_back(flat(result));
-  if (!beginKernel(name, args, kRowThreads, false))
+  if (!beginKernel(name, args, kRowThreads, 0))
     return name;
   Value row = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), index(width));
   forThreads(width, [&](Value d) {
@@ -512,7 +547,7 @@ std::string KernelGenerator::residualKernel(TypeRange inputs, Type result,
 // out[r, :] = in[rows[r], :]: the rows whose logits are wanted.
 std::string KernelGenerator::gatherRowsKernel(Type e, int64_t width) {
   std::string name = sanitize("gather_rows_" + std::to_string(width));
-  if (!beginKernel(name, {flat(e), flat(b.getI32Type()), flat(e)}, kRowThreads, false))
+  if (!beginKernel(name, {flat(e), flat(b.getI32Type()), flat(e)}, kRowThreads, 0))
     return name;
   Value in = kernel.getArgument(0), rows = kernel.getArgument(1), out = kernel.getArgument(2);
   Value r = gpu::BlockIdOp::create(b, gpu::Dimension::x);
@@ -620,9 +655,8 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
                          {buffer(q), buffer(buffers[o.getK()]), buffer(buffers[o.getV()]),
                           input("positions"), input("seqs"), tables, pool, slot, bs, width});
               std::string out = bufferFor(o.getResult());
-              kernelStep(attentionKernel(e, o, layers), "tokens",
-                         (o.getNumHeads() + kWarpsPerBlock - 1) / kWarpsPerBlock,
-                         kWarpsPerBlock * kWarp,
+              kernelStep(attentionKernel(e, o, layers), "tokens", o.getNumHeads(),
+                         kAttentionWarps * kWarp,
                          {buffer(q), input("positions"), input("seqs"), tables, pool,
                           buffer(out), slot, bs, width});
               return success();

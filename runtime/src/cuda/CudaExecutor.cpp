@@ -6,14 +6,23 @@
 
 namespace cohere2c {
 
+// Checks a CUDA or cuBLASLt call; the error names the function called.
 #define COHERE2C_CHECK(call)                                                   \
   do {                                                                         \
-    Status s_ = api_->check((call), #call);                                    \
+    Status s_ = api_->check((call), calledFunction(#call).c_str());            \
     if (!s_.ok())                                                              \
       return s_;                                                               \
   } while (0)
 
 namespace {
+/// "api_->cuMemAlloc(&p, n)" -> "cuMemAlloc"
+std::string calledFunction(const char *expression) {
+  std::string s = expression;
+  s = s.substr(0, s.find('('));
+  size_t arrow = s.rfind("->");
+  return arrow == std::string::npos ? s : s.substr(arrow + 2);
+}
+
 constexpr size_t kWorkspaceBytes = 32 << 20; // cuBLASLt workspace
 
 cudaDataType_t cudaType(DType d) {
@@ -143,8 +152,12 @@ Status CudaExecutor::gemm(const PlanStep &step, CUdeviceptr a, CUdeviceptr c,
   const WeightEntry *w = manifest_->weights.find(step.weight);
   if (!w)
     return Status::error("launch plan names unknown weight " + step.weight);
-  bool logits = step.args[1].kind == PlanArg::Kind::Input;
-  cudaDataType_t in = cudaType(dtype_), out = logits ? CUDA_R_32F : in;
+  // The output is a plan buffer of its own dtype, or the f32 logits.
+  DType outDType = DType::F32;
+  for (const PlanBuffer &b : manifest_->launchPlan.buffers)
+    if (step.args[1].kind == PlanArg::Kind::Buffer && b.name == step.args[1].name)
+      outDType = b.dtype;
+  cudaDataType_t in = cudaType(dtype_), out = cudaType(outDType);
   cublasLtMatmulDesc_t desc;
   COHERE2C_CHECK(api_->cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   cublasOperation_t transpose = CUBLAS_OP_T;
@@ -241,6 +254,8 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
   std::vector<void *> args;
   for (const PlanStep &step : m.launchPlan.steps) {
     if (step.kind == PlanStep::Kind::Gemm) {
+      if (params[step.mParam] == 0)
+        continue; // e.g. no logits wanted from a prefill chunk
       s = gemm(step, pointer(step.args[0]), pointer(step.args[1]), params[step.mParam]);
       if (!s.ok())
         return s;

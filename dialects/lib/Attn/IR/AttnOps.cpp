@@ -97,9 +97,10 @@ LayerNormOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 LogicalResult LinearOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto input = activation(getInput());
   auto result = activation(getResult());
-  if (input.getElementType() != result.getElementType())
-    return emitOpError() << "input and result element types differ: "
-                         << input.getElementType() << " and "
+  if (input.getElementType() != result.getElementType() &&
+      !result.getElementType().isF32())
+    return emitOpError() << "result element type must be the input's ("
+                         << input.getElementType() << ") or f32, found "
                          << result.getElementType();
   if (failed(verifySameTokens(*this, {getInput(), getResult()})))
     return failure();

@@ -59,8 +59,9 @@ def Attn_LinearOp : Attn_Op<"linear", [Pure, DeclareOpInterfaceMethods<SymbolUse
   let summary = "out = input @ weight^T, no bias";
   let description = [{
     input [tokens, in_features], weight [out_features, in_features] (the
-    Hugging Face nn.Linear layout), result [tokens, out_features];
-    accumulation in f32.
+    Hugging Face nn.Linear layout, the input's element type), result
+    [tokens, out_features] of the input's element type or f32 (the f32
+    accumulator kept, for outputs that feed the f32 residual stream).
   }];
   let arguments = (ins Attn_Activation:$input, FlatSymbolRefAttr:$weight);
   let results = (outs Attn_Activation:$result);
