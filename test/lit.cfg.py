@@ -12,3 +12,7 @@ config.test_exec_root = os.path.join(config.cohere2c_obj_root, "test")
 config.environment["PATH"] = os.pathsep.join(
     [config.cohere2c_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.substitutions.append(("%data", os.path.join(config.cohere2c_src_root, "test", "data")))
+
+# ptxas from the CUDA toolkit (CUDA_HOME, else the standard location).
+cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+config.substitutions.append(("%ptxas", os.path.join(cuda_home, "bin", "ptxas")))
