@@ -1,6 +1,7 @@
 //===- Manifest.cpp -------------------------------------------------------===//
 
 #include "Artifact/Manifest.h"
+#include "Artifact/WeightsFile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -65,6 +66,7 @@ std::string Manifest::toJson() const {
             {"target", target},
             {"precision", precision},
             {"weights_bytes", weights.totalBytes},
+            {"weights_id", weightsId},
             {"weights", weightsJson},
             {"kv_groups", groupsJson}};
   if (target == "cuda")
@@ -102,6 +104,11 @@ StatusOr<Manifest> Manifest::parse(const std::string &text,
   if (!j.contains("weights_bytes") || j["weights_bytes"] != m.weights.totalBytes)
     return Status::error(source + ": manifest weights_bytes disagrees with the "
                                   "layout of its config");
+  if (!j.contains("weights_id") || !j["weights_id"].is_string() ||
+      !isWeightsId(j["weights_id"].get<std::string>()))
+    return Status::error(source + ": manifest weights_id must be empty or 32 "
+                                  "lowercase hex digits");
+  m.weightsId = j["weights_id"].get<std::string>();
   m.kvGroups = kvGroupsFor(m.config);
   if (m.target == "cuda") {
     if (!j.contains("launch_plan"))

@@ -42,19 +42,25 @@ struct KVSlot {
 KVSlot kvSlotOf(const ModelConfig &config, int64_t layer);
 
 struct Manifest {
-  static constexpr int kFormatVersion = 1;
+  /// 2: weights_id, and OUT.weights files with a header (WeightsFile.h).
+  static constexpr int kFormatVersion = 2;
 
   ModelConfig config;
   std::string target;    // "host" or "cuda"
   std::string precision; // "f32", "bf16" or "fp8-rowwise"
   WeightLayout weights;
+  /// The id in the header of the OUT.weights written with this artifact
+  /// (WeightsFile.h: 32 lowercase hex digits); empty when compiled from a
+  /// config alone, with no weights file.
+  std::string weightsId;
   std::vector<KVGroup> kvGroups;
   /// The step as launches (cuda target only).
   LaunchPlan launchPlan;
 
   std::string toJson() const;
   /// Errors name `source`: bad JSON, another format version, a missing
-  /// field, an invalid config.
+  /// field, an invalid config, a weights_id that is neither empty nor 32
+  /// lowercase hex digits.
   static StatusOr<Manifest> parse(const std::string &text,
                                   const std::string &source);
 };

@@ -351,31 +351,67 @@ StatusOr<ModelConfig> ModelConfig::fromFile(const std::string &path) {
   return parse(text.str(), path);
 }
 
-std::string ModelConfig::toJson() const {
+namespace {
+
+json toJsonValue(const ModelConfig &config) {
   json layerTypes = json::array();
-  for (LayerKind kind : layerKinds)
+  for (LayerKind kind : config.layerKinds)
     layerTypes.push_back(layerKindName(kind));
-  json root = {
+  return {
       {"architectures", json::array({kArchitecture})},
       {"model_type", "cohere2"},
-      {"hidden_size", hiddenSize},
-      {"intermediate_size", intermediateSize},
-      {"num_hidden_layers", numLayers},
-      {"num_attention_heads", numHeads},
-      {"num_key_value_heads", numKVHeads},
-      {"head_dim", headDim},
-      {"vocab_size", vocabSize},
-      {"sliding_window", slidingWindow},
+      {"hidden_size", config.hiddenSize},
+      {"intermediate_size", config.intermediateSize},
+      {"num_hidden_layers", config.numLayers},
+      {"num_attention_heads", config.numHeads},
+      {"num_key_value_heads", config.numKVHeads},
+      {"head_dim", config.headDim},
+      {"vocab_size", config.vocabSize},
+      {"sliding_window", config.slidingWindow},
       {"layer_types", layerTypes},
       {"rope_parameters",
-       {{"rope_theta", ropeTheta}, {"rope_type", "default"}}},
-      {"layer_norm_eps", layerNormEps},
-      {"logit_scale", logitScale},
-      {"max_position_embeddings", maxPositionEmbeddings},
-      {"eos_token_id", eosTokenIds},
+       {{"rope_theta", config.ropeTheta}, {"rope_type", "default"}}},
+      {"layer_norm_eps", config.layerNormEps},
+      {"logit_scale", config.logitScale},
+      {"max_position_embeddings", config.maxPositionEmbeddings},
+      {"eos_token_id", config.eosTokenIds},
       {"tie_word_embeddings", true},
   };
-  return root.dump(2);
+}
+
+/// The first leaf (objects by key, same-length arrays by index) where `found`
+/// and `expected` differ, named by its path from `field`.
+std::optional<ConfigDifference> firstDifference(const json &found,
+                                                const json &expected,
+                                                const std::string &field) {
+  if (found == expected)
+    return std::nullopt;
+  if (found.is_object() && expected.is_object()) {
+    for (auto it = found.begin(); it != found.end(); ++it) {
+      auto other = expected.find(it.key());
+      if (other == expected.end())
+        break;
+      std::string path = field.empty() ? it.key() : field + "." + it.key();
+      if (auto d = firstDifference(*it, *other, path))
+        return d;
+    }
+  } else if (found.is_array() && expected.is_array() &&
+             found.size() == expected.size()) {
+    for (size_t i = 0; i < found.size(); ++i)
+      if (auto d = firstDifference(found[i], expected[i],
+                                   field + "[" + std::to_string(i) + "]"))
+        return d;
+  }
+  return ConfigDifference{field, found.dump(), expected.dump()};
+}
+
+} // namespace
+
+std::string ModelConfig::toJson() const { return toJsonValue(*this).dump(2); }
+
+std::optional<ConfigDifference> firstDifference(const ModelConfig &found,
+                                                const ModelConfig &expected) {
+  return firstDifference(toJsonValue(found), toJsonValue(expected), "");
 }
 
 } // namespace cohere2c

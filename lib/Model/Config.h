@@ -16,6 +16,7 @@
 #include "Support/Status.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,18 @@ struct ModelConfig {
 };
 
 const char *layerKindName(LayerKind kind); // "sliding_attention" / "full_attention"
+
+/// A field in which two configs differ: its name in toJson() (a path such as
+/// "layer_types[3]" or "rope_parameters.rope_theta") and both values as JSON.
+struct ConfigDifference {
+  std::string field, found, expected;
+};
+
+/// The first field, in the alphabetical order of toJson()'s names, in which
+/// `found` differs from `expected`; none when both describe the same model
+/// (whichever form their config.json had).
+std::optional<ConfigDifference> firstDifference(const ModelConfig &found,
+                                                const ModelConfig &expected);
 
 } // namespace cohere2c
 

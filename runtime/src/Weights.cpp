@@ -3,6 +3,7 @@
 #include "Weights.h"
 
 #include "Artifact/WeightPacking.h"
+#include "Artifact/WeightsFile.h"
 #include "Model/SafeTensors.h"
 
 #include <cmath>
@@ -39,12 +40,20 @@ WeightBuffer::fromWeightsFile(const std::string &path, const Manifest &manifest)
                          std::strerror(errno) +
                          "); pass --checkpoint DIR or --random-weights SEED");
   struct stat st;
-  fstat(fd, &st);
-  if ((uint64_t)st.st_size != manifest.weights.totalBytes) {
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
-    return Status::error(path + ": " + std::to_string(st.st_size) +
-                         " bytes, but the artifact's weight layout needs " +
-                         std::to_string(manifest.weights.totalBytes));
+    return Status::error(path + ": not a regular file");
+  }
+  char header[kWeightsHeaderBytes] = {};
+  ssize_t got = pread(fd, header, sizeof(header), 0);
+  Status valid = got < 0 ? Status::error(path + ": cannot read: " +
+                                         std::strerror(errno))
+                         : checkWeightsHeader(header, st.st_size, path,
+                                              manifest.weightsId,
+                                              manifest.weights.totalBytes);
+  if (!valid.ok()) {
+    close(fd);
+    return valid;
   }
   void *mapping = mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
   close(fd);
@@ -52,16 +61,29 @@ WeightBuffer::fromWeightsFile(const std::string &path, const Manifest &manifest)
     return Status::error(path + ": mmap failed: " + std::strerror(errno));
   std::unique_ptr<WeightBuffer> buffer(new WeightBuffer());
   buffer->mapping_ = mapping;
-  buffer->data_ = mapping;
-  buffer->size_ = st.st_size;
+  buffer->mappingBytes_ = st.st_size;
+  buffer->data_ = static_cast<const char *>(mapping) + kWeightsHeaderBytes;
+  buffer->size_ = manifest.weights.totalBytes;
   return buffer;
 }
 
 StatusOr<std::unique_ptr<WeightBuffer>>
 WeightBuffer::fromCheckpoint(const std::string &dir, const Manifest &manifest) {
+  std::string configPath = dir + "/config.json";
+  StatusOr<ModelConfig> config = ModelConfig::fromFile(configPath);
+  if (!config.ok())
+    return config.status();
+  if (std::optional<ConfigDifference> d =
+          firstDifference(*config, manifest.config))
+    return Status::error(configPath + ": not the model the artifact was "
+                                      "compiled for: " +
+                         d->field + " is " + d->found + ", the artifact's is " +
+                         d->expected);
   StatusOr<Checkpoint> checkpoint = Checkpoint::open(dir);
   if (!checkpoint.ok())
     return checkpoint.status();
+  if (Status s = checkTensors(manifest.config, *checkpoint, dir); !s.ok())
+    return s;
   std::unique_ptr<WeightBuffer> buffer(new WeightBuffer());
   if (Status s = allocate(buffer->owned_, manifest.weights.totalBytes); !s.ok())
     return s;
@@ -114,7 +136,7 @@ WeightBuffer::random(uint64_t seed, const Manifest &manifest) {
 
 WeightBuffer::~WeightBuffer() {
   if (mapping_)
-    munmap(mapping_, size_);
+    munmap(mapping_, mappingBytes_);
 }
 
 } // namespace cohere2c

@@ -1,7 +1,8 @@
 //===- Weights.h - The weights buffer a compiled step function reads ------===//
 //
 // One contiguous buffer in the artifact's WeightLayout, from one of:
-//   - OUT.weights, written by cohere2c-compile (mmapped, not copied);
+//   - OUT.weights, written by cohere2c-compile (mmapped, not copied), whose
+//     header must carry the artifact's weights id;
 //   - a Hugging Face checkpoint folder, converted on load;
 //   - a seeded random generator (real-shape runs without a checkpoint).
 //
@@ -21,10 +22,15 @@ namespace cohere2c {
 
 class WeightBuffer {
 public:
-  /// Errors name the file: missing, or its size is not the layout's
-  /// totalBytes (written for another model or precision).
+  /// Maps OUT.weights (WeightsFile.h); data() is the buffer after its
+  /// header. Errors name the file: missing, not a regular file, or a header
+  /// that does not match the artifact (checkWeightsHeader: no magic, another
+  /// size, cut short, another weights id).
   static StatusOr<std::unique_ptr<WeightBuffer>>
   fromWeightsFile(const std::string &path, const Manifest &manifest);
+  /// Checks, before allocating anything, that DIR/config.json describes the
+  /// artifact's model (an error names the first differing field and both
+  /// values) and that every tensor is there with its shape (checkTensors).
   /// Errors name the folder and the tensor (missing, wrong shape); host
   /// memory that cannot hold the layout's totalBytes.
   static StatusOr<std::unique_ptr<WeightBuffer>>
@@ -44,7 +50,8 @@ private:
   WeightBuffer() = default;
   const void *data_ = nullptr;
   uint64_t size_ = 0;
-  void *mapping_ = nullptr; // when mmapped
+  void *mapping_ = nullptr; // when mmapped: the whole file, header included
+  uint64_t mappingBytes_ = 0;
   std::vector<char> owned_; // when converted or generated
 };
 

@@ -5,13 +5,15 @@
 //   cohere2c-compile tiny-cohere2/ -o tiny.so --target host --precision f32
 //   cohere2c-compile command-r7b.config.json -o r7b.so --target cuda
 //
-// With a checkpoint folder, also writes OUT.weights beside OUT.so: the
-// weights in the layout the compiled code reads (WeightLayout.h).
+// With a checkpoint folder, also writes OUT.weights beside OUT.so: a header
+// with an id the manifest records, then the weights in the layout the
+// compiled code reads (WeightsFile.h, WeightLayout.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Artifact/Manifest.h"
 #include "Artifact/WeightPacking.h"
+#include "Artifact/WeightsFile.h"
 #include "Frontend/ModelToAttn.h"
 #include "Model/SafeTensors.h"
 #include "Pipelines/Pipelines.h"
@@ -69,16 +71,19 @@ std::string weightsPathFor(StringRef libraryPath) {
   return std::string(path);
 }
 
+/// OUT.weights: the header page with `id`, then the packed weights.
 Error writeWeights(const ::cohere2c::Checkpoint &checkpoint,
-                   const ::cohere2c::WeightLayout &layout, StringRef source,
-                   StringRef path) {
-  Expected<std::unique_ptr<FileOutputBuffer>> buffer =
-      FileOutputBuffer::create(path, layout.totalBytes);
+                   const ::cohere2c::WeightLayout &layout, StringRef id,
+                   StringRef source, StringRef path) {
+  Expected<std::unique_ptr<FileOutputBuffer>> buffer = FileOutputBuffer::create(
+      path, ::cohere2c::kWeightsHeaderBytes + layout.totalBytes);
   if (!buffer)
     return buffer.takeError();
+  uint8_t *start = (*buffer)->getBufferStart();
+  ::cohere2c::writeWeightsHeader(start, id.str(), layout.totalBytes);
   bool showProgress = sys::Process::StandardErrIsDisplayed();
   ::cohere2c::Status packed = ::cohere2c::packWeights(
-      checkpoint, layout, (*buffer)->getBufferStart(), source.str(),
+      checkpoint, layout, start + ::cohere2c::kWeightsHeaderBytes, source.str(),
       [&](size_t done, size_t all) {
         if (showProgress)
           errs() << "\rwriting " << path << ": " << done << "/" << all
@@ -133,6 +138,8 @@ int main(int argc, char **argv) {
   manifest.precision = precision;
   manifest.weights = ::cohere2c::WeightLayout::forModel(*config, *dtype);
   manifest.kvGroups = ::cohere2c::kvGroupsFor(*config);
+  if (checkpoint)
+    manifest.weightsId = ::cohere2c::newWeightsId();
 
   mlir::DialectRegistry registry;
   mlir::cohere2c::registerPipelineDependencies(registry);
@@ -198,7 +205,8 @@ int main(int argc, char **argv) {
                                                  outputPath))
     return fail(toString(std::move(e)));
   if (checkpoint)
-    if (Error e = writeWeights(*checkpoint, manifest.weights, modelPath,
+    if (Error e = writeWeights(*checkpoint, manifest.weights,
+                               manifest.weightsId, modelPath,
                                weightsPathFor(outputPath)))
       return fail(weightsPathFor(outputPath) + ": " + toString(std::move(e)));
   return 0;

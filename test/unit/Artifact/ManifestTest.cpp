@@ -48,4 +48,40 @@ TEST(ManifestTest, KVBytesPerBlockOfEmptyGroupIsZero) {
   EXPECT_EQ(kvBytesPerBlock(m, kSlidingGroup, 16), 8 * 2 * 16 * 2 * 32 * 4);
 }
 
+TEST(ManifestTest, WeightsIdRoundTrips) {
+  Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
+  m.weights = WeightLayout::forModel(m.config, DType::F32);
+  for (const std::string &id : {std::string("00112233445566778899aabbccddeeff"),
+                                std::string()}) {
+    m.weightsId = id;
+    StatusOr<Manifest> parsed = Manifest::parse(m.toJson(), "tiny.so");
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+    EXPECT_EQ(parsed->weightsId, id);
+  }
+}
+
+TEST(ManifestTest, RejectsBadWeightsId) {
+  Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
+  m.weights = WeightLayout::forModel(m.config, DType::F32);
+  m.weightsId = "not-an-id";
+  StatusOr<Manifest> parsed = Manifest::parse(m.toJson(), "tiny.so");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(), "tiny.so: manifest weights_id must be "
+                                       "empty or 32 lowercase hex digits");
+}
+
+TEST(ManifestTest, RejectsFormatVersion1) {
+  // Version 1 had no weights_id and OUT.weights files without a header.
+  Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
+  m.weights = WeightLayout::forModel(m.config, DType::F32);
+  std::string text = m.toJson();
+  size_t at = text.find("\"format_version\":2");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, 18, "\"format_version\":1");
+  StatusOr<Manifest> parsed = Manifest::parse(text, "old.so");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(),
+            "old.so: manifest format_version must be 2");
+}
+
 } // namespace

@@ -391,6 +391,60 @@ TEST(ConfigTest, RejectsOtherModelType) {
   EXPECT_EQ(parseError(config), "");
 }
 
+TEST(ConfigTest, NoDifferenceBetweenFormsOfOneModel) {
+  // The released form of tiny-cohere2's config (pattern 4 gives its layer
+  // types S S S F S S S F, rope_theta at the top level).
+  StatusOr<ModelConfig> current =
+      ModelConfig::fromFile(dataPath("models/tiny-cohere2/config.json"));
+  ASSERT_TRUE(current.ok()) << current.status().message();
+  json released = json::parse(current->toJson());
+  released.erase("layer_types");
+  released.erase("rope_parameters");
+  released["sliding_window_pattern"] = 4;
+  released["rope_theta"] = 50000.0;
+  StatusOr<ModelConfig> parsed = ModelConfig::parse(released.dump(), "r.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_FALSE(firstDifference(*parsed, *current).has_value());
+}
+
+TEST(ConfigTest, FirstDifferenceNamesFieldAndValues) {
+  StatusOr<ModelConfig> a = ModelConfig::parse(baseConfig().dump(), "a.json");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ModelConfig b = *a;
+  b.vocabSize = 200;
+  b.slidingWindow = 32;
+  // Fields in alphabetical order: sliding_window comes before vocab_size.
+  std::optional<ConfigDifference> d = firstDifference(b, *a);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->field, "sliding_window");
+  EXPECT_EQ(d->found, "32");
+  EXPECT_EQ(d->expected, "16");
+
+  b = *a;
+  b.layerKinds[2] = F;
+  d = firstDifference(b, *a);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->field, "layer_types[2]");
+  EXPECT_EQ(d->found, "\"full_attention\"");
+  EXPECT_EQ(d->expected, "\"sliding_attention\"");
+
+  b = *a;
+  b.ropeTheta = 50000.0;
+  d = firstDifference(b, *a);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->field, "rope_parameters.rope_theta");
+  EXPECT_EQ(d->found, "50000.0");
+  EXPECT_EQ(d->expected, "10000.0");
+
+  b = *a;
+  b.eosTokenIds = {3};
+  d = firstDifference(b, *a);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->field, "eos_token_id");
+  EXPECT_EQ(d->found, "[3]");
+  EXPECT_EQ(d->expected, "[]");
+}
+
 TEST(ConfigTest, FromFileNamesMissingFile) {
   std::string path = ::testing::TempDir() + "/no-such-config.json";
   StatusOr<ModelConfig> config = ModelConfig::fromFile(path);
