@@ -39,8 +39,9 @@ Type elementTypeOf(MLIRContext &context, DType dtype) {
 
 class StepBuilder {
 public:
-  StepBuilder(OpBuilder &b, Location loc, const ModelConfig &config, Type element)
-      : b(b), loc(loc), config(config), element(element) {}
+  StepBuilder(OpBuilder &b, Location loc, const ModelConfig &config,
+              const WeightLayout &weights, Type element)
+      : b(b), loc(loc), config(config), weights(weights), element(element) {}
 
   RankedTensorType activation(int64_t features) {
     return RankedTensorType::get({ShapedType::kDynamic, features}, element);
@@ -48,13 +49,19 @@ public:
   FlatSymbolRefAttr weight(const std::string &name) {
     return FlatSymbolRefAttr::get(b.getContext(), name);
   }
+  /// The rowwise scales of `name` when the layout stores it in FP8.
+  FlatSymbolRefAttr scaleOf(const std::string &name) {
+    std::string scale = name + "_scale";
+    return weights.find(scale) ? weight(scale) : FlatSymbolRefAttr();
+  }
   Value linear(Value input, const std::string &name, int64_t outFeatures) {
     return attn::LinearOp::create(b, loc, activation(outFeatures), input,
-                                  weight(name));
+                                  weight(name), scaleOf(name));
   }
   /// A projection whose output is added to the residual stream: kept in f32.
   Value residualLinear(Value input, const std::string &name) {
-    return attn::LinearOp::create(b, loc, residual(), input, weight(name));
+    return attn::LinearOp::create(b, loc, residual(), input, weight(name),
+                                  scaleOf(name));
   }
   /// The residual stream: f32 whatever the activations' element type, so
   /// that the sum over layers is not rounded to bf16 at every layer.
@@ -101,6 +108,7 @@ public:
   OpBuilder &b;
   Location loc;
   const ModelConfig &config;
+  const WeightLayout &weights;
   Type element;
 };
 
@@ -120,6 +128,7 @@ mlir::cohere2c::buildAttnModule(MLIRContext &context, const ModelConfig &config,
                                             elementTypeOf(context, w.dtype))),
         b.getI64IntegerAttr(w.offset));
 
+  // Activations take the embedding's type (linear weights may be FP8).
   Type element = elementTypeOf(context, weights.entries.front().dtype);
   auto ids = RankedTensorType::get({ShapedType::kDynamic}, b.getI32Type());
   auto logits = RankedTensorType::get({ShapedType::kDynamic, config.vocabSize},
@@ -128,7 +137,7 @@ mlir::cohere2c::buildAttnModule(MLIRContext &context, const ModelConfig &config,
                                    b.getFunctionType({ids, ids}, {logits}));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(step.addEntryBlock());
-  StepBuilder s(b, loc, config, element);
+  StepBuilder s(b, loc, config, weights, element);
   Value tokenIds = step.getArgument(0), positions = step.getArgument(1);
   Value x = attn::EmbeddingOp::create(b, loc, s.residual(), tokenIds,
                                       s.weight("model.embed_tokens.weight"));

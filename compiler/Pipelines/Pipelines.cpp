@@ -4,6 +4,7 @@
 
 #include "Conversion/AttnToGPU/AttnToGPU.h"
 #include "Conversion/AttnToHost/AttnToHost.h"
+#include "cohere2c/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/InitAllDialects.h"
@@ -34,6 +35,7 @@ void mlir::cohere2c::registerPipelineDependencies(DialectRegistry &registry) {
   static bool passesRegistered = [] {
     registerAllPasses();
     registerConversionPasses();
+    attn::registerAttnPasses();
     return true;
   }();
   (void)passesRegistered;

@@ -110,22 +110,98 @@ private:
     });
   }
 
-  /// A [T, features] f32 buffer for an op result.
+  /// A [T, features] (or [T] for scales) f32 buffer for an op result. FP8
+  /// values are held as the f32 numbers they encode (exact).
   Value allocActivation(Value result) {
     auto type = cast<RankedTensorType>(result.getType());
-    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+    Type element = type.getElementType();
+    if (isa<Float8E4M3FNType>(element))
+      element = b.getF32Type();
+    auto memrefType = MemRefType::get(type.getShape(), element);
     Value buffer = memref::AllocOp::create(b, memrefType, ValueRange{tokens});
     buffers[result] = buffer;
     return buffer;
   }
-  /// The weight `name` viewed in the weights buffer at its offset.
+  /// The weight `name` viewed in the weights buffer at its offset (FP8
+  /// weights as their bytes, i8; decode them with decodeE4M3).
   Value weight(FlatSymbolRefAttr name) {
     auto decl = SymbolTable::lookupNearestSymbolFrom<attn::WeightOp>(module, name);
     auto type = cast<RankedTensorType>(decl.getType());
-    return memref::ViewOp::create(
-        b, MemRefType::get(type.getShape(), type.getElementType()),
-        arg(kWeights), index(decl.getOffset()), ValueRange{});
+    Type element = type.getElementType();
+    if (isa<Float8E4M3FNType>(element))
+      element = b.getI8Type();
+    return memref::ViewOp::create(b, MemRefType::get(type.getShape(), element),
+                                  arg(kWeights), index(decl.getOffset()),
+                                  ValueRange{});
   }
+
+  // --- FP8 e4m3fn (OCP 8-bit floating point: bias 7, 3 mantissa bits, no
+  // infinities, S.1111.111 is NaN, largest finite 448) ----------------------
+  /// The e4m3fn value nearest to v (ties to even), saturated to +-448.
+  Value roundToE4M3(Value v) {
+    Value a = arith::MinimumFOp::create(b, math::AbsFOp::create(b, v), f32(448));
+    // The binade's exponent, at least -6 (below it the spacing is that of
+    // the subnormals, 2^-9); |v| = 0 gives -inf, clamped to -6.
+    Value e = arith::MaximumFOp::create(
+        b, math::FloorOp::create(b, math::Log2Op::create(b, a)), f32(-6));
+    Value spacing = math::Exp2Op::create(b, subf(e, f32(3)));
+    Value r = mulf(math::RoundEvenOp::create(b, arith::DivFOp::create(b, a, spacing)),
+                   spacing);
+    return math::CopySignOp::create(b, r, v);
+  }
+  /// The f32 value of an e4m3fn byte.
+  Value decodeE4M3(Value byte) {
+    Type i32 = b.getI32Type();
+    auto c = [&](int64_t v) { return arith::ConstantIntOp::create(b, i32, v); };
+    Value bits = arith::ExtUIOp::create(b, i32, byte);
+    Value sign = arith::ShLIOp::create(b, arith::ShRUIOp::create(b, bits, c(7)), c(31));
+    Value exponent = arith::AndIOp::create(b, arith::ShRUIOp::create(b, bits, c(3)), c(15));
+    Value mantissa = arith::AndIOp::create(b, bits, c(7));
+    // Normal: (1 + m/8) 2^(e-7), i.e. f32 exponent e - 7 + 127, mantissa m << 20.
+    Value normalBits = arith::OrIOp::create(
+        b, sign,
+        arith::OrIOp::create(b,
+                             arith::ShLIOp::create(b, arith::AddIOp::create(b, exponent, c(120)),
+                                                   c(23)),
+                             arith::ShLIOp::create(b, mantissa, c(20))));
+    Value normal = arith::BitcastOp::create(b, b.getF32Type(), normalBits);
+    // Subnormal: m 2^-9.
+    Value magnitude = mulf(arith::UIToFPOp::create(b, b.getF32Type(), mantissa),
+                           f32(1.0 / 512));
+    Value subnormal = math::CopySignOp::create(
+        b, magnitude, arith::BitcastOp::create(b, b.getF32Type(), sign));
+    Value isSubnormal = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, exponent, c(0));
+    Value isNaN = arith::AndIOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, exponent, c(15)),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, mantissa, c(7)));
+    Value value = arith::SelectOp::create(b, isSubnormal, subnormal, normal);
+    return arith::SelectOp::create(
+        b, isNaN, f32(std::numeric_limits<float>::quiet_NaN()), value);
+  }
+  /// Rowwise quantization of in [T, width] into values (f32 on the e4m3
+  /// grid) and scales [T]: scale = max(amax / 448, 1 / (448 * 512)).
+  void emitQuantize(Value in, int64_t width, Value values, Value scales) {
+    forLoop(index(0), tokens, [&](Value t) {
+      Value amax = reduce(index(0), index(width), f32(0), [&](Value k, Value acc) {
+        return arith::MaximumFOp::create(b, acc, math::AbsFOp::create(b, load(in, {t, k})));
+      });
+      Value scale = arith::MaximumFOp::create(b, arith::DivFOp::create(b, amax, f32(448)),
+                                              f32(1.0 / (448.0 * 512.0)));
+      store(scale, scales, {t});
+      forLoop(index(0), index(width), [&](Value k) {
+        store(roundToE4M3(arith::DivFOp::create(b, load(in, {t, k}), scale)), values,
+              {t, k});
+      });
+    });
+  }
+  /// A [T, width] f32 scratch buffer, freed by the caller.
+  Value scratchRows(int64_t width) {
+    return memref::AllocOp::create(
+        b, MemRefType::get({ShapedType::kDynamic, width}, b.getF32Type()),
+        ValueRange{tokens});
+  }
+  void emitLayerNorm(Value in, Value w, double eps, int64_t hidden, Value out);
+  void emitSwiGLU(Value gate, Value up, int64_t width, Value out);
 
   // --- one lowering per op --------------------------------------------------
   void lower(attn::EmbeddingOp op);
@@ -135,6 +211,10 @@ private:
   void lower(attn::SwiGLUOp op);
   void lower(attn::ResidualSumOp op);
   void lower(attn::LogitsOp op);
+  void lower(attn::QuantizeOp op);
+  void lower(attn::FP8LinearOp op);
+  void lower(attn::LayerNormQuantOp op);
+  void lower(attn::SwiGLUQuantOp op);
 
   /// cos and sin (f32) of the rotary angle position * theta^(-2m/headDim).
   std::pair<Value, Value> ropeAngle(attn::RopeAttr rope, int64_t headDim,
@@ -179,7 +259,9 @@ LogicalResult StepLowering::run(func::FuncOp source) {
     llvm::TypeSwitch<Operation *>(&op)
         .Case<attn::EmbeddingOp, attn::LayerNormOp, attn::LinearOp,
               attn::AttentionOp, attn::SwiGLUOp, attn::ResidualSumOp,
-              attn::LogitsOp>([&](auto typed) { lower(typed); })
+              attn::LogitsOp, attn::QuantizeOp, attn::FP8LinearOp,
+              attn::LayerNormQuantOp, attn::SwiGLUQuantOp>(
+            [&](auto typed) { lower(typed); })
         .Default([&](Operation *) { handled = false; });
     if (!handled)
       return op.emitOpError("cannot be lowered to the host target");
@@ -208,9 +290,13 @@ void StepLowering::lower(attn::EmbeddingOp op) {
 // out = (x - mean) / sqrt(var + eps) * w, biased variance (Cohere LayerNorm).
 void StepLowering::lower(attn::LayerNormOp op) {
   Value out = allocActivation(op.getResult());
-  Value in = buffers[op.getInput()];
-  Value w = weight(op.getWeightAttr());
-  int64_t hidden = cast<RankedTensorType>(op.getType()).getDimSize(1);
+  emitLayerNorm(buffers[op.getInput()], weight(op.getWeightAttr()),
+                op.getEps().convertToDouble(),
+                cast<RankedTensorType>(op.getType()).getDimSize(1), out);
+}
+
+void StepLowering::emitLayerNorm(Value in, Value w, double eps, int64_t hidden,
+                                 Value out) {
   Value n = f32(hidden);
   forLoop(index(0), tokens, [&](Value t) {
     Value sum = reduce(index(0), index(hidden), f32(0), [&](Value d, Value acc) {
@@ -222,11 +308,59 @@ void StepLowering::lower(attn::LayerNormOp op) {
       return addf(acc, mulf(c, c));
     });
     Value var = arith::DivFOp::create(b, sq, n);
-    Value rstd = math::RsqrtOp::create(
-        b, addf(var, f32(op.getEps().convertToDouble())));
+    Value rstd = math::RsqrtOp::create(b, addf(var, f32(eps)));
     forLoop(index(0), index(hidden), [&](Value d) {
       Value normed = mulf(subf(load(in, {t, d}), mean), rstd);
       store(mulf(normed, load(w, {d})), out, {t, d});
+    });
+  });
+}
+
+// The host computes in f32: norm_type is f32 here, so the fused op is the
+// unfused pair on a scratch row buffer.
+void StepLowering::lower(attn::LayerNormQuantOp op) {
+  Value values = allocActivation(op.getValues());
+  Value scales = allocActivation(op.getScales());
+  int64_t hidden = cast<RankedTensorType>(op.getInput().getType()).getDimSize(1);
+  Value normed = scratchRows(hidden);
+  emitLayerNorm(buffers[op.getInput()], weight(op.getWeightAttr()),
+                op.getEps().convertToDouble(), hidden, normed);
+  emitQuantize(normed, hidden, values, scales);
+  memref::DeallocOp::create(b, normed);
+}
+
+void StepLowering::lower(attn::QuantizeOp op) {
+  Value values = allocActivation(op.getValues());
+  Value scales = allocActivation(op.getScales());
+  emitQuantize(buffers[op.getInput()],
+               cast<RankedTensorType>(op.getInput().getType()).getDimSize(1), values,
+               scales);
+}
+
+void StepLowering::lower(attn::SwiGLUQuantOp op) {
+  Value values = allocActivation(op.getValues());
+  Value scales = allocActivation(op.getScales());
+  int64_t width = cast<RankedTensorType>(op.getGate().getType()).getDimSize(1);
+  Value product = scratchRows(width);
+  emitSwiGLU(buffers[op.getGate()], buffers[op.getUp()], width, product);
+  emitQuantize(product, width, values, scales);
+  memref::DeallocOp::create(b, product);
+}
+
+// out[t, n] = x_scale[t] * w_scale[n] * sum_k x[t, k] * w[n, k]; the products
+// of e4m3 values are exact in f32.
+void StepLowering::lower(attn::FP8LinearOp op) {
+  Value out = allocActivation(op.getResult());
+  Value in = buffers[op.getInput()], inScales = buffers[op.getInputScales()];
+  Value w = weight(op.getWeightAttr()), wScales = weight(op.getWeightScaleAttr());
+  int64_t inFeatures = cast<RankedTensorType>(op.getInput().getType()).getDimSize(1);
+  int64_t outFeatures = cast<RankedTensorType>(op.getType()).getDimSize(1);
+  forLoop(index(0), tokens, [&](Value t) {
+    forLoop(index(0), index(outFeatures), [&](Value n) {
+      Value sum = reduce(index(0), index(inFeatures), f32(0), [&](Value k, Value acc) {
+        return addf(acc, mulf(load(in, {t, k}), decodeE4M3(load(w, {n, k}))));
+      });
+      store(mulf(mulf(sum, load(inScales, {t})), load(wScales, {n})), out, {t, n});
     });
   });
 }
@@ -244,13 +378,16 @@ void StepLowering::lower(attn::LinearOp op) {
   });
 }
 
-// silu(g) * u = g / (1 + exp(-g)) * u
 void StepLowering::lower(attn::SwiGLUOp op) {
   Value out = allocActivation(op.getResult());
-  Value gate = buffers[op.getGate()], up = buffers[op.getUp()];
-  int64_t features = cast<RankedTensorType>(op.getType()).getDimSize(1);
+  emitSwiGLU(buffers[op.getGate()], buffers[op.getUp()],
+             cast<RankedTensorType>(op.getType()).getDimSize(1), out);
+}
+
+// silu(g) * u = g / (1 + exp(-g)) * u
+void StepLowering::emitSwiGLU(Value gate, Value up, int64_t width, Value out) {
   forLoop(index(0), tokens, [&](Value t) {
-    forLoop(index(0), index(features), [&](Value d) {
+    forLoop(index(0), index(width), [&](Value d) {
       Value g = load(gate, {t, d});
       Value e = math::ExpOp::create(b, arith::NegFOp::create(b, g));
       Value silu = arith::DivFOp::create(b, g, addf(f32(1), e));
@@ -447,15 +584,26 @@ struct ConvertAttnToHostPass
       module.emitError() << "no @" << kStepFunctionName << " to lower";
       return signalPassFailure();
     }
-    // Host arithmetic is f32 (bf16 and fp8 are the cuda target's).
+    // Host arithmetic is f32, FP8 emulated exactly (bf16 is the cuda
+    // target's).
     WalkResult precision = module.walk([&](attn::WeightOp w) {
-      if (!cast<RankedTensorType>(w.getType()).getElementType().isF32()) {
-        w.emitOpError("the host target computes in f32; compile with --precision f32");
+      Type element = cast<RankedTensorType>(w.getType()).getElementType();
+      if (!element.isF32() && !isa<Float8E4M3FNType>(element)) {
+        w.emitOpError("the host target computes in f32 or fp8-rowwise; compile "
+                      "with --precision f32 or fp8-rowwise");
         return WalkResult::interrupt();
       }
       return WalkResult::advance();
     });
     if (precision.wasInterrupted())
+      return signalPassFailure();
+    WalkResult unquantized = module.walk([&](attn::LinearOp op) {
+      if (!op.getWeightScaleAttr())
+        return WalkResult::advance();
+      op.emitOpError("has an fp8 weight: run attn-quantize-fp8-rowwise first");
+      return WalkResult::interrupt();
+    });
+    if (unquantized.wasInterrupted())
       return signalPassFailure();
 
     MLIRContext *ctx = &getContext();

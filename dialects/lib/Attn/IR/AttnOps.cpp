@@ -104,9 +104,53 @@ LogicalResult LinearOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                          << result.getElementType();
   if (failed(verifySameTokens(*this, {getInput(), getResult()})))
     return failure();
+  // A weight stored in FP8 carries its rowwise scales.
+  auto decl = symbolTable.lookupNearestSymbolFrom<WeightOp>(*this, getWeightAttr());
+  bool fp8 = decl && isa<Float8E4M3FNType>(
+                         cast<RankedTensorType>(decl.getType()).getElementType());
+  if (fp8 != (bool)getWeightScaleAttr())
+    return emitOpError() << (fp8 ? "an fp8 weight needs its weight_scale"
+                                 : "weight_scale is only for fp8 weights");
+  if (fp8)
+    return success(
+        succeeded(verifyWeightUse(*this, getWeightAttr(),
+                                  {result.getDimSize(1), input.getDimSize(1)},
+                                  nullptr, symbolTable)) &&
+        succeeded(verifyWeightUse(*this, getWeightScaleAttr(), {result.getDimSize(1)},
+                                  Float32Type::get(getContext()), symbolTable)));
   return verifyWeightUse(*this, getWeightAttr(),
                          {result.getDimSize(1), input.getDimSize(1)},
                          input.getElementType(), symbolTable);
+}
+
+LogicalResult
+FP8LinearOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto input = activation(getInput());
+  auto result = activation(getResult());
+  if (failed(verifySameTokens(*this, {getInput(), getInputScales(), getResult()})))
+    return failure();
+  Type f8 = input.getElementType(), f32 = Float32Type::get(getContext());
+  if (failed(verifyWeightUse(*this, getWeightAttr(),
+                             {result.getDimSize(1), input.getDimSize(1)}, f8,
+                             symbolTable)))
+    return failure();
+  return verifyWeightUse(*this, getWeightScaleAttr(), {result.getDimSize(1)}, f32,
+                         symbolTable);
+}
+
+LogicalResult
+LayerNormQuantOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto input = activation(getInput());
+  if (failed(verifySameTokens(*this, {getInput(), getValues(), getScales()})))
+    return failure();
+  return verifyWeightUse(*this, getWeightAttr(), {input.getDimSize(1)},
+                         getNormType(), symbolTable);
+}
+
+LogicalResult QuantizeOp::verify() {
+  if (activation(getInput()).getDimSize(1) != activation(getValues()).getDimSize(1))
+    return emitOpError() << "quantized values must keep the input's width";
+  return verifySameTokens(*this, {getInput(), getValues(), getScales()});
 }
 
 LogicalResult LogitsOp::verifySymbolUses(SymbolTableCollection &symbolTable) {

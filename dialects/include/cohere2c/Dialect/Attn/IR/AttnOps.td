@@ -63,9 +63,75 @@ def Attn_LinearOp : Attn_Op<"linear", [Pure, DeclareOpInterfaceMethods<SymbolUse
     [tokens, out_features] of the input's element type or f32 (the f32
     accumulator kept, for outputs that feed the f32 residual stream).
   }];
-  let arguments = (ins Attn_Activation:$input, FlatSymbolRefAttr:$weight);
+  let arguments = (ins Attn_Activation:$input, FlatSymbolRefAttr:$weight,
+                       OptionalAttr<FlatSymbolRefAttr>:$weight_scale);
   let results = (outs Attn_Activation:$result);
-  let assemblyFormat = "$input `,` $weight attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    $input `,` $weight (`scale` $weight_scale^)? attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def Attn_FP8Activation : 2DTensorOf<[F8E4M3FN]>;
+def Attn_RowScales : 1DTensorOf<[F32]>;
+
+def Attn_QuantizeOp : Attn_Op<"quantize", [Pure]> {
+  let summary = "FP8 rowwise quantization of activations, one scale per token";
+  let description = [{
+    scale[t] = max(amax(|x[t]|) / 448, 1 / (448 * 512)); q[t] = x[t] / scale[t]
+    rounded to the nearest float8 e4m3fn value, saturating at +-448
+    (DESIGN.md, "Precision"). An all-zero row gives zeros, never NaN.
+  }];
+  let arguments = (ins Attn_Activation:$input);
+  let results = (outs Attn_FP8Activation:$values, Attn_RowScales:$scales);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($values) `,` type($scales)";
+  let hasVerifier = 1;
+}
+
+def Attn_FP8LinearOp : Attn_Op<"fp8_linear", [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Linear layer on FP8 rowwise operands";
+  let description = [{
+    out[t, n] = x_scale[t] * w_scale[n] * sum_k x[t, k] * w[n, k], accumulated
+    in f32: x [tokens, in] e4m3 with per-token scales, `weight` [out, in]
+    e4m3 with per-output-channel scales `weight_scale` [out] (amax / 448).
+  }];
+  let arguments = (ins Attn_FP8Activation:$input, Attn_RowScales:$input_scales,
+                       FlatSymbolRefAttr:$weight, FlatSymbolRefAttr:$weight_scale);
+  let results = (outs Attn_Activation:$result);
+  let assemblyFormat = [{
+    $input `,` $input_scales `,` $weight `scale` $weight_scale attr-dict `:`
+    type($input) `,` type($input_scales) `->` type($result)
+  }];
+}
+
+def Attn_LayerNormQuantOp : Attn_Op<"layer_norm_quant", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "LayerNorm fused with the FP8 rowwise quantization of its output";
+  let description = [{
+    attn.layer_norm followed by attn.quantize of its result, as one op (one
+    kernel: the normalized row never leaves the chip before quantization).
+    `norm_type` is the element type the unfused layer norm produced, which
+    the result was rounded to before quantization.
+  }];
+  let arguments = (ins Attn_Activation:$input, FlatSymbolRefAttr:$weight, F64Attr:$eps,
+                       TypeAttr:$norm_type);
+  let results = (outs Attn_FP8Activation:$values, Attn_RowScales:$scales);
+  let assemblyFormat = [{
+    $input `,` $weight attr-dict `:` type($input) `->` type($values) `,` type($scales)
+  }];
+}
+
+def Attn_SwiGLUQuantOp : Attn_Op<"swiglu_quant", [Pure, AllTypesMatch<["gate", "up"]>]> {
+  let summary = "SwiGLU fused with the FP8 rowwise quantization of its output";
+  let description = [{
+    attn.swiglu followed by attn.quantize of its result, as one op; the
+    product is rounded to the gate's element type before quantization, as
+    unfused.
+  }];
+  let arguments = (ins Attn_Activation:$gate, Attn_Activation:$up);
+  let results = (outs Attn_FP8Activation:$values, Attn_RowScales:$scales);
+  let assemblyFormat = [{
+    $gate `,` $up attr-dict `:` type($gate) `->` type($values) `,` type($scales)
+  }];
 }
 
 def Attn_AttentionOp : Attn_Op<"attention"> {
