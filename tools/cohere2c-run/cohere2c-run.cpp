@@ -18,13 +18,18 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <limits>
-#include <sstream>
+#include <map>
+#include <optional>
 
 using namespace cohere2c;
 
@@ -61,27 +66,49 @@ int fail(const std::string &message) {
   return 1;
 }
 
+/// "5,17,33": decimal ids separated by commas, nothing else (no spaces, no
+/// empty items).
 StatusOr<std::vector<int32_t>> parseIds(const std::string &text) {
   std::vector<int32_t> ids;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    char *end = nullptr;
-    long long v = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v < INT32_MIN || v > INT32_MAX)
+  for (size_t begin = 0; !text.empty() && begin <= text.size();) {
+    size_t end = std::min(text.find(',', begin), text.size());
+    std::string item = text.substr(begin, end - begin);
+    char *stop = nullptr;
+    long long v = std::strtoll(item.c_str(), &stop, 10);
+    if (item.empty() || std::isspace((unsigned char)item[0]) || *stop != '\0' ||
+        v < INT32_MIN || v > INT32_MAX)
       return Status::error("--prompt-ids: '" + item + "' is not a token id");
     ids.push_back((int32_t)v);
+    begin = end + 1;
   }
   return ids;
 }
 
-/// One request per line: {"id": ..., "prompt_ids": [...], "max_new_tokens": N}.
+/// `value` if it is an integer in [low, high].
+std::optional<int64_t> integerIn(const nlohmann::json &value, int64_t low,
+                                 int64_t high) {
+  if (value.is_number_unsigned())
+    return value.get<uint64_t>() <= (uint64_t)high
+               ? std::optional<int64_t>(value.get<uint64_t>())
+               : std::nullopt;
+  if (!value.is_number_integer() || value.get<int64_t>() < low ||
+      value.get<int64_t>() > high)
+    return std::nullopt;
+  return value.get<int64_t>();
+}
+
+/// One request per line: {"id": ..., "prompt_ids": [...], "max_new_tokens":
+/// N}; only prompt_ids is required, and a request without an id is named
+/// "line-<its line number>". Errors name the file and the line: not a JSON
+/// object, an unknown field, a field of the wrong type or range, an id used
+/// twice. A file that cannot be read or holds no request is an error.
 StatusOr<std::vector<Request>> readRequests(const std::string &path,
                                             const Request &defaults) {
   std::ifstream in(path);
   if (!in)
-    return Status::error(path + ": cannot open");
+    return Status::error(path + ": cannot open (" + std::strerror(errno) + ")");
   std::vector<Request> requests;
+  std::map<std::string, int> lineOfId;
   std::string line;
   for (int lineNo = 1; std::getline(in, line); ++lineNo) {
     if (line.find_first_not_of(" \t\r") == std::string::npos)
@@ -90,24 +117,46 @@ StatusOr<std::vector<Request>> readRequests(const std::string &path,
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object())
       return Status::error(where + ": not a JSON object");
+    for (auto &field : j.items())
+      if (field.key() != "id" && field.key() != "prompt_ids" &&
+          field.key() != "max_new_tokens")
+        return Status::error(where + ": unknown field '" + field.key() +
+                             "' (expected id, prompt_ids, max_new_tokens)");
     Request r = defaults;
-    r.id = j.contains("id") ? (j["id"].is_string() ? j["id"].get<std::string>()
-                                                   : j["id"].dump())
-                            : std::to_string(requests.size());
+    r.id = !j.contains("id")      ? "line-" + std::to_string(lineNo)
+           : j["id"].is_string() ? j["id"].get<std::string>()
+                                 : j["id"].dump();
+    auto [previous, isNew] = lineOfId.emplace(r.id, lineNo);
+    if (!isNew)
+      return Status::error(where + ": request id '" + r.id +
+                           "' is already used on line " +
+                           std::to_string(previous->second));
     if (!j.contains("prompt_ids") || !j["prompt_ids"].is_array())
       return Status::error(where + ": prompt_ids must be an array of ids");
-    for (auto &id : j["prompt_ids"]) {
-      if (!id.is_number_integer())
-        return Status::error(where + ": prompt_ids must hold integers");
-      r.promptIds.push_back(id.get<int32_t>());
+    const nlohmann::json &promptIds = j["prompt_ids"];
+    for (size_t i = 0; i < promptIds.size(); ++i) {
+      std::optional<int64_t> id = integerIn(promptIds[i], INT32_MIN, INT32_MAX);
+      if (!id)
+        return Status::error(where + ": prompt_ids[" + std::to_string(i) +
+                             "] is " + promptIds[i].dump() +
+                             ", not a token id (an int32 integer)");
+      r.promptIds.push_back((int32_t)*id);
     }
     if (j.contains("max_new_tokens")) {
-      if (!j["max_new_tokens"].is_number_integer())
-        return Status::error(where + ": max_new_tokens must be an integer");
-      r.maxNewTokens = j["max_new_tokens"].get<int64_t>();
+      std::optional<int64_t> n =
+          integerIn(j["max_new_tokens"], 1, kInt64Max);
+      if (!n)
+        return Status::error(where + ": max_new_tokens must be an integer of "
+                                     "at least 1, found " +
+                             j["max_new_tokens"].dump());
+      r.maxNewTokens = *n;
     }
     requests.push_back(std::move(r));
   }
+  if (in.bad())
+    return Status::error(path + ": cannot read (" + std::strerror(errno) + ")");
+  if (requests.empty())
+    return Status::error(path + ": no requests");
   return requests;
 }
 
