@@ -345,7 +345,7 @@ Status checkTensors(const ModelConfig &config, const Checkpoint &checkpoint,
 
 namespace cohere2c {
 
-Status writeSafeTensors(const std::string &path,
+Status writeSafeTensors(std::ostream &out, const std::string &path,
                         const std::vector<F32Tensor> &tensors) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   uint64_t offset = 0;
@@ -360,9 +360,6 @@ Status writeSafeTensors(const std::string &path,
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' '); // data 8-byte aligned
-  std::ofstream out(path, std::ios::binary);
-  if (!out)
-    return Status::error(path + ": cannot write (" + std::strerror(errno) + ")");
   uint64_t length = text.size();
   out.write(reinterpret_cast<const char *>(&length), sizeof(length));
   out.write(text.data(), text.size());
@@ -372,7 +369,7 @@ Status writeSafeTensors(const std::string &path,
       n *= d;
     out.write(reinterpret_cast<const char *>(t.data), n * sizeof(float));
   }
-  if (!out)
+  if (!out.flush())
     return Status::error(path + ": write failed");
   return Status::success();
 }

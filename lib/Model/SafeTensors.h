@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -97,14 +98,17 @@ struct TensorSpec {
 /// mlp.down_proj.weight [hidden, inter]; then model.norm.weight [hidden].
 std::vector<TensorSpec> expectedTensors(const ModelConfig &config);
 
-/// Writes F32 tensors as one safetensors file (names in the given order).
-/// `data` of each holds the product of its shape elements. Errors name `path`.
+/// Writes F32 tensors as one safetensors file (names in the given order) to
+/// `out`, a binary stream the caller opened (so that a path that cannot be
+/// written is found before the tensors are computed) and flushed here.
+/// `data` of each holds the product of its shape elements. Errors name
+/// `path`, the file `out` writes.
 struct F32Tensor {
   std::string name;
   std::vector<int64_t> shape;
   const float *data = nullptr;
 };
-Status writeSafeTensors(const std::string &path,
+Status writeSafeTensors(std::ostream &out, const std::string &path,
                         const std::vector<F32Tensor> &tensors);
 
 /// Checks that every expected tensor exists with the right shape. Error:

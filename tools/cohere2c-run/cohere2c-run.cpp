@@ -191,8 +191,9 @@ int main(int argc, char **argv) {
                  "tokens to generate (a request's own value wins)")
       ->check(CLI::Range(int64_t(1), kInt64Max))
       ->capture_default_str();
-  app.add_option("--logits-out", logitsOut,
-                 "with --prompt-ids: write logits [P + N - 1, vocab] F32 here");
+  auto *logitsOption = app.add_option(
+      "--logits-out", logitsOut,
+      "with --prompt-ids: write logits [P + N - 1, vocab] F32 here");
   app.add_flag("--ignore-eos", options.ignoreEos, "keep generating past EOS");
   auto *ckpt = app.add_option("--checkpoint", checkpoint,
                               "bind weights from a Hugging Face checkpoint folder");
@@ -234,8 +235,19 @@ int main(int argc, char **argv) {
   bool promptMode = prompt->count() > 0;
   if (!promptMode && requestsPath.empty())
     return fail("give --prompt-ids or --requests");
-  if (!logitsOut.empty() && !requestsPath.empty())
+  bool writeLogits = logitsOption->count() > 0;
+  if (writeLogits && !requestsPath.empty())
     return fail("--logits-out needs --prompt-ids");
+  // Opened now: a path that cannot be written fails before generating.
+  std::ofstream logitsFile;
+  if (writeLogits) {
+    if (logitsOut.empty())
+      return fail("--logits-out: the path is empty");
+    logitsFile.open(logitsOut, std::ios::binary);
+    if (!logitsFile)
+      return fail("--logits-out: " + logitsOut + ": cannot write (" +
+                  std::strerror(errno) + ")");
+  }
 
   auto artifact = LoadedArtifact::load(artifactPath);
   if (!artifact.ok())
@@ -250,7 +262,7 @@ int main(int argc, char **argv) {
     Request r = defaults;
     r.id = "prompt";
     r.promptIds = *ids;
-    r.recordLogits = !logitsOut.empty();
+    r.recordLogits = writeLogits;
     requests.push_back(r);
   } else {
     auto read = readRequests(requestsPath, defaults);
@@ -306,11 +318,12 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < r.generatedIds.size(); ++i)
       std::cout << (i ? " " : "") << r.generatedIds[i];
     std::cout << "\n";
-    if (!logitsOut.empty()) {
+    if (writeLogits) {
       int64_t vocab = manifest.config.vocabSize;
       Status written = writeSafeTensors(
-          logitsOut, {{"logits", {(int64_t)r.logits.size() / vocab, vocab},
-                       r.logits.data()}});
+          logitsFile, logitsOut,
+          {{"logits", {(int64_t)r.logits.size() / vocab, vocab},
+            r.logits.data()}});
       if (!written.ok())
         return fail(written.message());
     }
