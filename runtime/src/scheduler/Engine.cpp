@@ -112,14 +112,51 @@ Status Engine::validate(const Request &r) const {
                          std::to_string(r.maxNewTokens) + ") exceeds the context of " +
                          std::to_string(config.maxPositionEmbeddings) +
                          " tokens (max_position_embeddings)");
+
+  // Blocks the request needs in each group even alone, so that one that can
+  // never fit is refused before any request runs. The KV of the last
+  // sampled token is never computed: P + N - 1 positions. A sliding group
+  // holds, at a step computing `chunk` positions, the blocks of at most
+  // W + chunk positions plus two partial blocks (KVCacheManager.h), and
+  // never more than the full group.
+  const int64_t blockSize = options_.blockSize;
+  auto blocksFor = [blockSize](int64_t tokens) {
+    return (tokens + blockSize - 1) / blockSize;
+  };
+  int64_t prompt = r.promptIds.size();
+  int64_t positions = prompt + r.maxNewTokens - 1;
+  int64_t chunk = std::min(prompt, maxChunk(r));
+  for (const KVGroup &group : manifest_.kvGroups) {
+    if (group.layers.empty())
+      continue;
+    int64_t needed = blocksFor(positions);
+    std::string what = "its " + std::to_string(positions) +
+                       " positions (prompt + max_new_tokens - 1)";
+    int64_t windowBlocks =
+        blocksFor(std::min(group.window, positions) + chunk) + 2;
+    if (group.window > 0 && windowBlocks < needed) {
+      needed = windowBlocks;
+      what = "window " + std::to_string(group.window) + " + chunk " +
+             std::to_string(chunk) + " tokens and 2 partial blocks";
+    }
+    if (needed > options_.numBlocks)
+      return Status::error(who + ": needs up to " + std::to_string(needed) +
+                           " blocks of " + std::to_string(blockSize) +
+                           " tokens in the " + group.name + " KV group for " +
+                           what + ", but --kv-blocks is " +
+                           std::to_string(options_.numBlocks));
+  }
   return Status::success();
+}
+
+int64_t Engine::maxChunk(const Request &r) const {
+  return options_.prefillChunk > 0 ? options_.prefillChunk
+                                   : (int64_t)r.promptIds.size();
 }
 
 int64_t Engine::nextChunk(const Active &a) const {
   int64_t remaining = (int64_t)a.tokens.size() - kvCache_->numComputedTokens(a.seq);
-  if (options_.prefillChunk > 0)
-    remaining = std::min(remaining, options_.prefillChunk);
-  return remaining;
+  return std::min(remaining, maxChunk(*a.request));
 }
 
 StatusOr<std::vector<RequestResult>>

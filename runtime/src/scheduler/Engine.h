@@ -49,7 +49,9 @@ struct EngineOptions {
   /// Blocks per KV group; 0 = defaultKVBlocks (room for maxBatch sequences
   /// of the full context, at most 4 GiB of KV cache on the host target).
   int64_t numBlocks = 0;
-  /// Most prompt tokens of one request per step; 0 = the whole prompt.
+  /// Most prompt tokens of one request per step; 0 = the whole prompt (a
+  /// preempted request recomputes its prompt + generated tokens in chunks
+  /// of its prompt's length).
   int64_t prefillChunk = 0;
   /// Most requests in flight (1 serves them one after another).
   int64_t maxBatch = 1;
@@ -79,14 +81,19 @@ public:
   create(Executor &executor, const Manifest &manifest, EngineOptions options);
 
   /// Checks a request before it runs: a non-empty prompt, every id in
-  /// [0, vocab), prompt + max_new_tokens within max_position_embeddings.
-  /// Errors name the request id and the offending value.
+  /// [0, vocab), prompt + max_new_tokens within max_position_embeddings, and
+  /// room for it alone in each KV group's numBlocks blocks: the full group
+  /// needs ceil((P + N - 1) / B) blocks (the last sampled token is never fed
+  /// back), a sliding group of window W at most the fewer of that and
+  /// ceil((W + chunk) / B) + 2, chunk being the prefill chunk or the prompt
+  /// length P. Errors name the request id and the offending value (for the
+  /// KV cache: the blocks needed, the group and --kv-blocks).
   Status validate(const Request &request) const;
 
   /// Serves all requests (validated first; none runs if one is invalid).
   /// `onFinish` is called as each finishes; the results come back in the
-  /// order of `requests`. Errors: a request that cannot fit in the KV cache
-  /// even alone; an executor failure.
+  /// order of `requests`. Errors: an invalid request (validate), before any
+  /// runs; an executor failure.
   StatusOr<std::vector<RequestResult>>
   run(const std::vector<Request> &requests,
       const std::function<void(const RequestResult &)> &onFinish = nullptr);
@@ -100,6 +107,8 @@ private:
   struct Active;
   Engine(Executor &executor, const Manifest &manifest, EngineOptions options)
       : executor_(executor), manifest_(manifest), options_(options) {}
+  /// Most tokens of request `r` computed in one step.
+  int64_t maxChunk(const Request &r) const;
   /// Tokens of `a` to compute in the next step.
   int64_t nextChunk(const Active &a) const;
   Status step(std::vector<Active *> &running, std::vector<Active *> &waiting);

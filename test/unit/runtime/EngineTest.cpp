@@ -58,5 +58,76 @@ TEST(EngineTest, DefaultKVBlocksOfCudaTargetAreNotCapped) {
   EXPECT_EQ(defaultKVBlocks(r7b, withBatch(64)), 64 * 513);
 }
 
+/// Engine::validate needs no step: an executor that is never run.
+class NoStepExecutor : public Executor {
+public:
+  Status run(const StepInput &, std::vector<float> &) override {
+    return Status::error("not expected to run");
+  }
+  std::array<int64_t, kNumKVGroups> bytesPerBlock() const override {
+    return {1, 1};
+  }
+};
+
+/// Validates `prompt` prompt tokens + `newTokens` on tiny-cohere2 (window 8;
+/// `allSliding`: every layer sliding) with `options`.
+std::string validate(int64_t prompt, int64_t newTokens, EngineOptions options,
+                     bool allSliding = false) {
+  Manifest m = manifestFor("models/tiny-cohere2/config.json", "host", "f32");
+  if (allSliding) {
+    m.config.layerKinds.assign(m.config.numLayers, LayerKind::Sliding);
+    m.kvGroups = kvGroupsFor(m.config);
+  }
+  NoStepExecutor executor;
+  StatusOr<std::unique_ptr<Engine>> engine =
+      Engine::create(executor, m, options);
+  EXPECT_TRUE(engine.ok()) << engine.status().message();
+  Request r;
+  r.id = "r";
+  r.promptIds.assign(prompt, 5);
+  r.maxNewTokens = newTokens;
+  Status s = (*engine)->validate(r);
+  return s.ok() ? "" : s.message();
+}
+
+TEST(EngineTest, ValidateRefusesRequestsTooLongForTheFullGroup) {
+  EngineOptions options;
+  options.blockSize = 16;
+  options.numBlocks = 2;
+  // 20 + 13 - 1 = 32 positions: exactly 2 blocks (the last sampled token's
+  // KV is never computed).
+  EXPECT_EQ(validate(20, 13, options), "");
+  EXPECT_EQ(validate(20, 14, options),
+            "request r: needs up to 3 blocks of 16 tokens in the full KV group "
+            "for its 33 positions (prompt + max_new_tokens - 1), but "
+            "--kv-blocks is 2");
+}
+
+TEST(EngineTest, ValidateBoundsSlidingGroupByWindowAndChunk) {
+  // Only sliding layers (window 8), blocks of 4: a 40-token prompt computed
+  // at once holds at most ceil((8 + 40) / 4) + 2 = 14 blocks.
+  EngineOptions options;
+  options.blockSize = 4;
+  options.numBlocks = 14;
+  EXPECT_EQ(validate(40, 60, options, /*allSliding=*/true), "");
+  options.numBlocks = 13;
+  EXPECT_EQ(validate(40, 60, options, /*allSliding=*/true),
+            "request r: needs up to 14 blocks of 4 tokens in the sliding KV "
+            "group for window 8 + chunk 40 tokens and 2 partial blocks, but "
+            "--kv-blocks is 13");
+  // Prefill chunks of 4: ceil((8 + 4) / 4) + 2 = 5 blocks.
+  options.prefillChunk = 4;
+  options.numBlocks = 5;
+  EXPECT_EQ(validate(40, 60, options, /*allSliding=*/true), "");
+  options.numBlocks = 4;
+  EXPECT_EQ(validate(40, 60, options, /*allSliding=*/true),
+            "request r: needs up to 5 blocks of 4 tokens in the sliding KV "
+            "group for window 8 + chunk 4 tokens and 2 partial blocks, but "
+            "--kv-blocks is 4");
+  // A short request needs no more than its own positions: 3 + 2 - 1 = 4.
+  options.numBlocks = 1;
+  EXPECT_EQ(validate(3, 2, options, /*allSliding=*/true), "");
+}
+
 } // namespace
 } // namespace cohere2c
