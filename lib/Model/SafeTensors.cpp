@@ -264,9 +264,11 @@ StatusOr<Checkpoint> Checkpoint::open(const std::string &dir) {
       return file.status();
     checkpoint.tensors_ = (*file)->tensors();
     checkpoint.files_.push_back(*file);
+    checkpoint.paths_.push_back(singlePath);
     return checkpoint;
   }
 
+  checkpoint.paths_.push_back(indexPath);
   std::ostringstream text;
   text << indexFile.rdbuf();
   json index = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
@@ -290,6 +292,7 @@ StatusOr<Checkpoint> Checkpoint::open(const std::string &dir) {
                              opened.status().message());
       file = *opened;
       checkpoint.files_.push_back(file);
+      checkpoint.paths_.push_back(dir + "/" + shardName);
     }
     auto tensor = file->tensors().find(name);
     if (tensor == file->tensors().end())

@@ -78,9 +78,12 @@ public:
   /// nullptr when absent.
   const TensorView *find(const std::string &name) const;
   const std::map<std::string, TensorView> &tensors() const { return tensors_; }
+  /// The files read: the index, if any, and every safetensors file.
+  const std::vector<std::string> &paths() const { return paths_; }
 
 private:
   std::vector<std::shared_ptr<SafeTensorsFile>> files_;
+  std::vector<std::string> paths_;
   std::map<std::string, TensorView> tensors_;
 };
 

@@ -128,6 +128,22 @@ int main(int argc, char **argv) {
       return fail(tensors.message());
     checkpoint = std::move(*opened);
   }
+  // Never write over an input: -o ck/model.safetensors would destroy it.
+  std::vector<std::string> inputs = {configPath};
+  if (checkpoint)
+    inputs.insert(inputs.end(), checkpoint->paths().begin(),
+                  checkpoint->paths().end());
+  for (const std::string &input : inputs) {
+    bool same = false;
+    if (outputPath != "-" && !sys::fs::equivalent(outputPath, input, same) &&
+        same)
+      return fail("-o " + outputPath + ": would overwrite the input " + input);
+    std::string weightsPath = weightsPathFor(outputPath);
+    if (emit == Emit::Library && checkpoint && outputPath != "-" &&
+        !sys::fs::equivalent(weightsPath, input, same) && same)
+      return fail(weightsPath + " (the weights beside -o " + outputPath +
+                  "): would overwrite the input " + input);
+  }
   auto dtype = ::cohere2c::storageDTypeFor(precision);
   if (!dtype.ok())
     return fail("--precision: " + dtype.status().message());

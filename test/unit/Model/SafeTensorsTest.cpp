@@ -240,6 +240,8 @@ TEST(SafeTensorsTest, OpensSingleFileCheckpoint) {
   EXPECT_EQ(a->at(1), 2.0f);
   EXPECT_EQ(a->file, dir + "/model.safetensors");
   EXPECT_EQ(checkpoint->find("b"), nullptr);
+  EXPECT_EQ(checkpoint->paths(),
+            std::vector<std::string>{dir + "/model.safetensors"});
 }
 
 /// Two shards: "a" (F32 [2]) in the first, "b" (F16 [1]) in the second.
@@ -274,6 +276,11 @@ TEST(SafeTensorsTest, OpensShardedCheckpoint) {
   EXPECT_EQ(b->dtype, DType::F16);
   EXPECT_EQ(b->at(0), -1.0f);
   EXPECT_EQ(b->file, dir + "/model-00002-of-00002.safetensors");
+  EXPECT_EQ(checkpoint->paths(),
+            (std::vector<std::string>{
+                dir + "/model.safetensors.index.json",
+                dir + "/model-00001-of-00002.safetensors",
+                dir + "/model-00002-of-00002.safetensors"}));
 }
 
 TEST(SafeTensorsTest, RejectsIndexNamingMissingShard) {
