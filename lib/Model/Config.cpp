@@ -14,6 +14,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <sys/stat.h>
 
 using nlohmann::json;
 
@@ -341,6 +342,10 @@ StatusOr<ModelConfig> ModelConfig::parse(const std::string &text,
 }
 
 StatusOr<ModelConfig> ModelConfig::fromFile(const std::string &path) {
+  // Reading /dev/zero (or a pipe nobody writes) would never end.
+  struct stat info;
+  if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
+    return Status::error(path + ": not a regular file (expected a config.json)");
   std::ifstream file(path, std::ios::binary);
   if (!file)
     return Status::error(path + ": cannot open (" + std::strerror(errno) + ")");

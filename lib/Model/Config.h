@@ -63,7 +63,8 @@ struct ModelConfig {
   /// tie_word_embeddings false.
   static StatusOr<ModelConfig> parse(const std::string &text,
                                      const std::string &source);
-  /// Reads and parses a file; a missing file is an error naming it.
+  /// Reads and parses a file; a missing file, or one that is not a regular
+  /// file (a folder, /dev/zero), is an error naming it.
   static StatusOr<ModelConfig> fromFile(const std::string &path);
 
   /// The config in the current form (`layer_types`, `rope_parameters`), for

@@ -37,11 +37,16 @@ using namespace llvm;
 
 namespace {
 
+// --help lists these, not the options of the LLVM libraries linked in.
+cl::OptionCategory toolOptions("cohere2c-compile options");
+
 cl::opt<std::string> modelPath(cl::Positional, cl::Required,
-                               cl::desc("<checkpoint folder or config.json>"));
+                               cl::desc("<checkpoint folder or config.json>"),
+                               cl::cat(toolOptions));
 cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' for stdout, "
                                               "the default for text output)"),
-                                cl::value_desc("file"), cl::init("-"));
+                                cl::value_desc("file"), cl::init("-"),
+                                cl::cat(toolOptions));
 enum class Emit { Attn, LLVM, PTX, Plan, Library };
 cl::opt<Emit> emit(
     "emit", cl::desc("What to produce"),
@@ -52,12 +57,13 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::Plan, "plan", "cuda: the launch plan (JSON)"),
                clEnumValN(Emit::Library, "lib",
                           "the shared library OUT.so (and OUT.weights)")),
-    cl::init(Emit::Library));
+    cl::init(Emit::Library), cl::cat(toolOptions));
 cl::opt<std::string> target("target",
                             cl::desc("Code target: cuda (sm_90a) or host (CPU)"),
-                            cl::init("cuda"));
+                            cl::init("cuda"), cl::cat(toolOptions));
 cl::opt<std::string> precision(
-    "precision", cl::desc("bf16 or f32 (default: bf16 for cuda, f32 for host)"));
+    "precision", cl::desc("bf16 or f32 (default: bf16 for cuda, f32 for host)"),
+    cl::cat(toolOptions));
 
 int fail(const Twine &message) {
   WithColor::error(errs(), "cohere2c-compile") << message << "\n";
@@ -97,6 +103,7 @@ Error writeWeights(const ::cohere2c::Checkpoint &checkpoint,
 } // namespace
 
 int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(
       argc, argv,
       "cohere2c-compile: Cohere2ForCausalLM -> attn dialect -> shared library\n\n"

@@ -453,6 +453,16 @@ TEST(ConfigTest, FromFileNamesMissingFile) {
             path + ": cannot open (No such file or directory)");
 }
 
+TEST(ConfigTest, FromFileRefusesWhatIsNotARegularFile) {
+  // /dev/zero would be read forever; a folder cannot be read.
+  for (std::string path : {std::string("/dev/zero"), ::testing::TempDir()}) {
+    StatusOr<ModelConfig> config = ModelConfig::fromFile(path);
+    ASSERT_FALSE(config.ok());
+    EXPECT_EQ(config.status().message(),
+              path + ": not a regular file (expected a config.json)");
+  }
+}
+
 TEST(ConfigTest, FromFileUsesPathInMessages) {
   std::string path = ::testing::TempDir() + "/bad-window-config.json";
   json config = baseConfig();
