@@ -43,6 +43,12 @@ void mlir::cohere2c::registerPipelineDependencies(DialectRegistry &registry) {
 
 namespace {
 
+/// The attn-level passes every target runs first: FP8 rowwise quantization
+/// of the linear layers whose weights are stored in FP8 (nothing otherwise),
+/// one quantize per shared input (cse), and its fusion into the producers.
+constexpr const char *kAttnPipeline =
+    "attn-quantize-fp8-rowwise,cse,attn-fuse-norm-quant,attn-fuse-swiglu-quant,";
+
 /// Runs `pipeline` (text without the outer builtin.module(...), MLIR-NOTES)
 /// and fails on any error diagnostic, since some passes report errors and
 /// still succeed.
@@ -71,6 +77,7 @@ llvm::Error runPipeline(ModuleOp module, StringRef pipeline) {
 llvm::Error mlir::cohere2c::lowerAttnToHostLLVM(ModuleOp module) {
   return runPipeline(
       module,
+      std::string(kAttnPipeline) +
       "convert-attn-to-host,canonicalize,cse,loop-invariant-code-motion,"
       "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
       "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
@@ -134,6 +141,7 @@ llvm::Expected<std::string> assemble(llvm::StringRef ptx, llvm::StringRef toolki
 llvm::Expected<mlir::cohere2c::CudaKernels>
 mlir::cohere2c::lowerAttnToCuda(ModuleOp module, llvm::StringRef toolkit) {
   std::string pipeline =
+      std::string(kAttnPipeline) +
       "convert-attn-to-gpu,nvvm-attach-target{chip=sm_90a features=+ptx80 O=3},"
       "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"
       "canonicalize,cse,reconcile-unrealized-casts),"

@@ -32,21 +32,13 @@ KVSlot kvSlotOf(const ModelConfig &config, int64_t layer) {
   return {group, slot};
 }
 
-StatusOr<DType> storageDTypeFor(const std::string &precision) {
-  if (precision == "f32")
-    return DType::F32;
-  if (precision == "bf16")
-    return DType::BF16;
-  return Status::error("unknown precision '" + precision +
-                       "', expected f32 or bf16");
-}
-
 int64_t kvBytesPerBlock(const Manifest &m, KVGroupIndex group,
                         int64_t blockSize) {
-  StatusOr<DType> dtype = storageDTypeFor(m.precision);
-  assert(dtype.ok() && "the precision of a parsed manifest is known");
+  StatusOr<Precision> precision = Precision::forTarget(m.precision, m.target);
+  assert(precision.ok() && "the precision of a parsed manifest is known");
   return (int64_t)m.kvGroups[group].layers.size() * 2 * blockSize *
-         m.config.numKVHeads * m.config.headDim * (int64_t)dtypeSize(*dtype);
+         m.config.numKVHeads * m.config.headDim *
+         (int64_t)dtypeSize(precision->activations);
 }
 
 std::string Manifest::toJson() const {
@@ -95,12 +87,15 @@ StatusOr<Manifest> Manifest::parse(const std::string &text,
   m.config = *config;
   m.target = j["target"].get<std::string>();
   m.precision = j["precision"].get<std::string>();
-  StatusOr<DType> dtype = storageDTypeFor(m.precision);
-  if (!dtype.ok())
-    return Status::error(source + ": " + dtype.status().message());
-  // The layout is a function of the config and dtype: rebuild it rather than
-  // trust a second copy, and check the recorded total agrees.
-  m.weights = WeightLayout::forModel(m.config, *dtype);
+  if (m.target != "host" && m.target != "cuda")
+    return Status::error(source + ": unknown target '" + m.target + "'");
+  StatusOr<Precision> precision = Precision::forTarget(m.precision, m.target);
+  if (!precision.ok())
+    return Status::error(source + ": " + precision.status().message());
+  // The layout is a function of the config and precision: rebuild it rather
+  // than trust a second copy, and check the recorded total agrees.
+  m.weights = WeightLayout::forModel(m.config, precision->activations,
+                                     precision->fp8Linear);
   if (!j.contains("weights_bytes") || j["weights_bytes"] != m.weights.totalBytes)
     return Status::error(source + ": manifest weights_bytes disagrees with the "
                                   "layout of its config");
@@ -117,8 +112,6 @@ StatusOr<Manifest> Manifest::parse(const std::string &text,
     if (!plan.ok())
       return plan.status();
     m.launchPlan = std::move(*plan);
-  } else if (m.target != "host") {
-    return Status::error(source + ": unknown target '" + m.target + "'");
   }
   return m;
 }

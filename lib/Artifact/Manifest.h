@@ -10,6 +10,7 @@
 #define COHERE2C_ARTIFACT_MANIFEST_H
 
 #include "Artifact/LaunchPlan.h"
+#include "Artifact/Precision.h"
 #include "Artifact/WeightLayout.h"
 #include "Model/Config.h"
 #include "Support/Status.h"
@@ -65,9 +66,6 @@ struct Manifest {
                                   const std::string &source);
 };
 
-/// The dtype weights and activations are stored in for a precision name;
-/// an unknown name is an error listing the known ones.
-StatusOr<DType> storageDTypeFor(const std::string &precision);
 
 /// Bytes of one KV block of `group` (the pool layout of KVGroup): layers in
 /// the group x 2 (K, V) x blockSize x num_key_value_heads x head_dim x the

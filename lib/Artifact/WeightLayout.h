@@ -34,8 +34,11 @@ struct WeightLayout {
   std::vector<WeightEntry> entries; // in expectedTensors() order
   uint64_t totalBytes = 0;
 
-  /// The layout of expectedTensors(config), each stored as `dtype`.
-  static WeightLayout forModel(const ModelConfig &config, DType dtype);
+  /// The layout of expectedTensors(config), each stored as `dtype`; with
+  /// `fp8Linear`, each linear weight ("*_proj.weight", [out, in]) is stored
+  /// as F8E4M3 and followed by its rowwise scales "<name>_scale" ([out], F32).
+  static WeightLayout forModel(const ModelConfig &config, DType dtype,
+                               bool fp8Linear = false);
   /// nullptr when absent.
   const WeightEntry *find(const std::string &name) const;
 };

@@ -2,7 +2,10 @@
 
 #include "Artifact/WeightPacking.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace cohere2c {
 
@@ -13,6 +16,42 @@ uint16_t floatToBF16(float value) {
     return (uint16_t)((bits >> 16) | 0x40);
   bits += 0x7fffu + ((bits >> 16) & 1u);
   return (uint16_t)(bits >> 16);
+}
+
+uint8_t floatToE4M3(float value) {
+  uint8_t sign = std::signbit(value) ? 0x80 : 0;
+  float a = std::fabs(value);
+  if (std::isnan(value))
+    return sign | 0x7F;
+  if (a >= 448.0f) // also what rounds beyond it: satfinite
+    return sign | 0x7E;
+  if (a < 0.015625f) { // below 2^-6: subnormals m * 2^-9, m in 0..8
+    int m = (int)std::nearbyint(a * 512.0f);
+    return sign | (uint8_t)m; // m = 8 encodes 2^-6, the smallest normal
+  }
+  int exponent;
+  float fraction = std::frexp(a, &exponent); // a = fraction * 2^exponent, [0.5, 1)
+  int e = exponent - 1;                       // a = (1 + m/8) 2^e
+  int m = (int)std::nearbyint((fraction * 2.0f - 1.0f) * 8.0f);
+  if (m == 8) {
+    m = 0;
+    ++e;
+  }
+  uint8_t bits = (uint8_t)(((e + 7) << 3) | m);
+  return sign | (bits == 0x7F ? 0x7E : bits); // 0x7F is NaN: saturate
+}
+
+float quantizeRowE4M3(const float *values, int64_t n, uint8_t *out) {
+  double amax = 0;
+  for (int64_t i = 0; i < n; ++i)
+    amax = std::max(amax, (double)std::fabs(values[i]));
+  // In double, as the reference: values whose quotient is exactly halfway
+  // between two e4m3 numbers (frequent for bf16 weights) must come out
+  // halfway, so that rounding to even decides them as it does there.
+  double scale = std::max(amax, 1e-12) / 448.0;
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = floatToE4M3((float)(values[i] / scale));
+  return (float)scale;
 }
 
 namespace {
@@ -33,6 +72,12 @@ Status packWeights(const Checkpoint &checkpoint, const WeightLayout &layout,
   std::memset(base, 0, layout.totalBytes);
   for (size_t i = 0; i < layout.entries.size(); ++i) {
     const WeightEntry &entry = layout.entries[i];
+    if (progress)
+      progress(i + 1, layout.entries.size());
+    if (entry.dtype == DType::F32 && i > 0 &&
+        layout.entries[i - 1].dtype == DType::F8E4M3 &&
+        entry.name == layout.entries[i - 1].name + "_scale")
+      continue; // written with its weight
     const TensorView *tensor = checkpoint.find(entry.name);
     if (!tensor)
       return Status::error(source + ": tensor " + entry.name + " missing");
@@ -41,6 +86,20 @@ Status packWeights(const Checkpoint &checkpoint, const WeightLayout &layout,
                            shapeString(tensor->shape) + ", expected " +
                            shapeString(entry.shape));
     int64_t n = tensor->numElements();
+    int64_t cols = entry.shape.back(), rows = n / std::max<int64_t>(cols, 1);
+    // An FP8 checkpoint tensor comes with its rowwise scales.
+    const TensorView *scales = nullptr;
+    if (tensor->dtype == DType::F8E4M3) {
+      scales = checkpoint.find(entry.name + "_scale");
+      if (!scales || scales->numElements() != rows)
+        return Status::error(source + ": F8_E4M3 tensor " + entry.name +
+                             " needs its per-output-channel scales " + entry.name +
+                             "_scale with " + std::to_string(rows) + " elements");
+    }
+    auto value = [&](int64_t e) {
+      float v = tensor->at(e);
+      return scales ? v * scales->at(e / cols) : v;
+    };
     char *dst = base + entry.offset;
     switch (entry.dtype) {
     case DType::F32:
@@ -49,7 +108,7 @@ Status packWeights(const Checkpoint &checkpoint, const WeightLayout &layout,
         break;
       }
       for (int64_t e = 0; e < n; ++e)
-        reinterpret_cast<float *>(dst)[e] = tensor->at(e);
+        reinterpret_cast<float *>(dst)[e] = value(e);
       break;
     case DType::BF16:
       if (tensor->dtype == DType::BF16) {
@@ -57,14 +116,29 @@ Status packWeights(const Checkpoint &checkpoint, const WeightLayout &layout,
         break;
       }
       for (int64_t e = 0; e < n; ++e)
-        reinterpret_cast<uint16_t *>(dst)[e] = floatToBF16(tensor->at(e));
+        reinterpret_cast<uint16_t *>(dst)[e] = floatToBF16(value(e));
       break;
+    case DType::F8E4M3: {
+      auto *rowScales = reinterpret_cast<float *>(base + layout.entries[i + 1].offset);
+      auto *bytes = reinterpret_cast<uint8_t *>(dst);
+      if (scales) {
+        std::memcpy(bytes, tensor->data, n);
+        for (int64_t r = 0; r < rows; ++r)
+          rowScales[r] = scales->at(r);
+        break;
+      }
+      std::vector<float> row(cols);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < cols; ++c)
+          row[c] = tensor->at(r * cols + c);
+        rowScales[r] = quantizeRowE4M3(row.data(), cols, bytes + r * cols);
+      }
+      break;
+    }
     default:
       return Status::error(std::string("weights stored as ") +
                            dtypeName(entry.dtype) + " cannot be packed");
     }
-    if (progress)
-      progress(i + 1, layout.entries.size());
   }
   return Status::success();
 }

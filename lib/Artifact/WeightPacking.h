@@ -19,17 +19,32 @@ namespace cohere2c {
 using ProgressFn = std::function<void(size_t, size_t)>;
 
 /// Writes every tensor of `layout` from `checkpoint` into `buffer` (at least
-/// layout.totalBytes bytes), converted to the layout's dtype: F32, BF16, F16
-/// and F8_E4M3 sources to F32 exactly; to BF16 with round-to-nearest-even.
-/// Padding between tensors is zeroed. Errors: a missing tensor or a shape
-/// other than the layout's (naming `source`, the tensor, both shapes); a
-/// layout dtype other than F32 or BF16.
+/// layout.totalBytes bytes), converted to the layout's dtype: to F32 exactly,
+/// to BF16 with round-to-nearest-even, to F8E4M3 (with the "<name>_scale"
+/// entry that follows it) by rowwise quantization (quantizeRowE4M3). An FP8
+/// checkpoint (F8_E4M3 "*.weight" with per-output-channel "*.weight_scale",
+/// [out] or [out, 1], as compressed-tensors "FP8 dynamic" exports write them)
+/// is copied as is into an FP8 layout and dequantized (q * scale) into
+/// others. Padding between tensors is zeroed. Errors: a missing tensor or a
+/// shape other than the layout's (naming `source`, the tensor, both shapes);
+/// an F8_E4M3 tensor without its scales.
 Status packWeights(const Checkpoint &checkpoint, const WeightLayout &layout,
                    void *buffer, const std::string &source,
                    const ProgressFn &progress = nullptr);
 
 /// f32 -> bf16 bits, round to nearest even; NaN stays NaN.
 uint16_t floatToBF16(float value);
+
+/// f32 -> float8 e4m3fn bits (OCP FP8: bias 7, 3 mantissa bits, largest
+/// finite 448, no infinities): round to nearest even, saturating to +-448 as
+/// PTX's cvt.rn.satfinite does; NaN -> 0x7F with the sign.
+uint8_t floatToE4M3(float value);
+
+/// Quantizes `n` values to e4m3 with one scale, the weight recipe of
+/// DESIGN.md ("Precision") and the reference's fp8_rowwise: scale =
+/// max(amax, 1e-12) / 448, out[i] = e4m3(values[i] / scale), the quotient
+/// computed in double. Returns scale (as f32).
+float quantizeRowE4M3(const float *values, int64_t n, uint8_t *out);
 
 } // namespace cohere2c
 

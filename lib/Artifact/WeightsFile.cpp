@@ -63,7 +63,8 @@ void writeWeightsHeader(void *header, const std::string &id,
   assert(isWeightsId(id) && !id.empty() && "an id from newWeightsId()");
   auto digit = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
   for (size_t i = 0; i < kIdBytes; ++i)
-    p[kIdOffset + i] = (unsigned char)(digit(id[2 * i]) << 4 | digit(id[2 * i + 1]));
+    p[kIdOffset + i] =
+        (unsigned char)(digit(id[2 * i]) << 4 | digit(id[2 * i + 1]));
   storeLE(p + kSizeOffset, dataBytes, 8);
 }
 

@@ -117,10 +117,27 @@ WeightBuffer::random(uint64_t seed, const Manifest &manifest) {
     return (double)(z >> 11) / (double)(1ull << 52) - 1.0;
   };
   const double bound = 0.02 * std::sqrt(3.0);
-  for (const WeightEntry &entry : manifest.weights.entries) {
+  const std::vector<WeightEntry> &entries = manifest.weights.entries;
+  std::vector<float> row;
+  for (size_t e = 0; e < entries.size(); ++e) {
+    const WeightEntry &entry = entries[e];
     bool norm = entry.name.find("norm") != std::string::npos;
     int64_t n = entry.numBytes / dtypeSize(entry.dtype);
     char *dst = buffer->owned_.data() + entry.offset;
+    if (entry.dtype == DType::F8E4M3) {
+      // Rowwise quantized like a checkpoint's, scales in the next entry.
+      int64_t cols = entry.shape.back(), rows = n / cols;
+      auto *scales = reinterpret_cast<float *>(buffer->owned_.data() +
+                                               entries[++e].offset);
+      row.resize(cols);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (float &v : row)
+          v = bound * uniform();
+        scales[r] = quantizeRowE4M3(row.data(), cols,
+                                    reinterpret_cast<uint8_t *>(dst) + r * cols);
+      }
+      continue;
+    }
     for (int64_t i = 0; i < n; ++i) {
       float v = norm ? 1.0 + 0.1 * uniform() : bound * uniform();
       if (entry.dtype == DType::F32)

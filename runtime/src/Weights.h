@@ -37,7 +37,8 @@ public:
   fromCheckpoint(const std::string &dir, const Manifest &manifest);
   /// Norm weights 1 + U(-0.1, 0.1), every other weight U(-a, a) with
   /// a = 0.02 * sqrt(3) (standard deviation 0.02, Cohere's initializer
-  /// range); deterministic in `seed`. Error: host memory that cannot hold
+  /// range; FP8 weights quantized rowwise from such values); deterministic
+  /// in `seed`. Error: host memory that cannot hold
   /// the layout's totalBytes.
   static StatusOr<std::unique_ptr<WeightBuffer>>
   random(uint64_t seed, const Manifest &manifest);

@@ -62,7 +62,8 @@ cl::opt<std::string> target("target",
                             cl::desc("Code target: cuda (sm_90a) or host (CPU)"),
                             cl::init("cuda"), cl::cat(toolOptions));
 cl::opt<std::string> precision(
-    "precision", cl::desc("bf16 or f32 (default: bf16 for cuda, f32 for host)"),
+    "precision", cl::desc("f32, bf16 (cuda) or fp8-rowwise (default: bf16 for "
+                          "cuda, f32 for host)"),
     cl::cat(toolOptions));
 
 int fail(const Twine &message) {
@@ -151,15 +152,16 @@ int main(int argc, char **argv) {
       return fail(weightsPath + " (the weights beside -o " + outputPath +
                   "): would overwrite the input " + input);
   }
-  auto dtype = ::cohere2c::storageDTypeFor(precision);
-  if (!dtype.ok())
-    return fail("--precision: " + dtype.status().message());
+  auto storage = ::cohere2c::Precision::forTarget(precision, target);
+  if (!storage.ok())
+    return fail("--precision: " + storage.status().message());
 
   ::cohere2c::Manifest manifest;
   manifest.config = *config;
   manifest.target = target;
   manifest.precision = precision;
-  manifest.weights = ::cohere2c::WeightLayout::forModel(*config, *dtype);
+  manifest.weights = ::cohere2c::WeightLayout::forModel(
+      *config, storage->activations, storage->fp8Linear);
   manifest.kvGroups = ::cohere2c::kvGroupsFor(*config);
   if (checkpoint)
     manifest.weightsId = ::cohere2c::newWeightsId();

@@ -179,18 +179,25 @@ private:
         b, isNaN, f32(std::numeric_limits<float>::quiet_NaN()), value);
   }
   /// Rowwise quantization of in [T, width] into values (f32 on the e4m3
-  /// grid) and scales [T]: scale = max(amax / 448, 1 / (448 * 512)).
+  /// grid) and scales [T]: scale = max(amax / 448, 1 / (448 * 512)). The
+  /// scale and the quotient x / scale are computed in f64, as the reference
+  /// does, so that a quotient exactly halfway between two e4m3 numbers stays
+  /// halfway and rounds to even.
   void emitQuantize(Value in, int64_t width, Value values, Value scales) {
+    Type f64 = b.getF64Type();
+    auto wide = [&](Value v) { return arith::ExtFOp::create(b, f64, v); };
+    auto f64c = [&](double v) { return arith::ConstantOp::create(b, b.getF64FloatAttr(v)); };
     forLoop(index(0), tokens, [&](Value t) {
       Value amax = reduce(index(0), index(width), f32(0), [&](Value k, Value acc) {
         return arith::MaximumFOp::create(b, acc, math::AbsFOp::create(b, load(in, {t, k})));
       });
-      Value scale = arith::MaximumFOp::create(b, arith::DivFOp::create(b, amax, f32(448)),
-                                              f32(1.0 / (448.0 * 512.0)));
-      store(scale, scales, {t});
+      Value scale = arith::MaximumFOp::create(
+          b, arith::DivFOp::create(b, wide(amax), f64c(448)), f64c(1.0 / (448.0 * 512.0)));
+      store(arith::TruncFOp::create(b, b.getF32Type(), scale), scales, {t});
       forLoop(index(0), index(width), [&](Value k) {
-        store(roundToE4M3(arith::DivFOp::create(b, load(in, {t, k}), scale)), values,
-              {t, k});
+        Value quotient = arith::TruncFOp::create(
+            b, b.getF32Type(), arith::DivFOp::create(b, wide(load(in, {t, k})), scale));
+        store(roundToE4M3(quotient), values, {t, k});
       });
     });
   }

@@ -46,10 +46,10 @@ CudaExecutor::create(const LoadedArtifact &artifact, const WeightBuffer &weights
   e->api_ = std::move(*api);
   e->manifest_ = &m;
   e->blockSize_ = blockSize;
-  StatusOr<DType> dtype = storageDTypeFor(m.precision);
-  if (!dtype.ok())
-    return dtype.status();
-  e->dtype_ = *dtype;
+  StatusOr<Precision> precision = Precision::forTarget(m.precision, m.target);
+  if (!precision.ok())
+    return precision.status();
+  e->dtype_ = precision->activations;
   const CudaApi &cu = *e->api_;
   auto *api_ = &cu; // for COHERE2C_CHECK
   CUdevice device;

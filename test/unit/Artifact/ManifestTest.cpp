@@ -13,13 +13,14 @@ using namespace cohere2c;
 
 namespace {
 
-Manifest manifestFor(const std::string &config, const std::string &precision) {
+Manifest manifestFor(const std::string &config, const std::string &precision,
+                     const std::string &target = "host") {
   StatusOr<ModelConfig> parsed = ModelConfig::fromFile(
       std::string(COHERE2C_TEST_DATA_DIR) + "/" + config);
   EXPECT_TRUE(parsed.ok()) << parsed.status().message();
   Manifest m;
   m.config = *parsed;
-  m.target = "host";
+  m.target = target;
   m.precision = precision;
   m.kvGroups = kvGroupsFor(m.config);
   return m;
@@ -34,10 +35,16 @@ TEST(ManifestTest, KVBytesPerBlockOfTinyModel) {
 }
 
 TEST(ManifestTest, KVBytesPerBlockFollowsPrecision) {
-  // Command R7B: 8 full and 24 sliding layers, 8 KV heads of 128, bf16.
-  Manifest m = manifestFor("configs/command-r7b.config.json", "bf16");
-  EXPECT_EQ(kvBytesPerBlock(m, kFullGroup, 16), 8 * 2 * 16 * 8 * 128 * 2);
-  EXPECT_EQ(kvBytesPerBlock(m, kSlidingGroup, 16), 24 * 2 * 16 * 8 * 128 * 2);
+  // Command R7B: 8 full and 24 sliding layers, 8 KV heads of 128, bf16 on
+  // cuda (in bf16 and fp8-rowwise alike: FP8 is for the linear weights).
+  for (const char *precision : {"bf16", "fp8-rowwise"}) {
+    Manifest m = manifestFor("configs/command-r7b.config.json", precision, "cuda");
+    EXPECT_EQ(kvBytesPerBlock(m, kFullGroup, 16), 8 * 2 * 16 * 8 * 128 * 2);
+    EXPECT_EQ(kvBytesPerBlock(m, kSlidingGroup, 16), 24 * 2 * 16 * 8 * 128 * 2);
+  }
+  // The host keeps its KV cache in f32 for fp8-rowwise.
+  Manifest host = manifestFor("configs/command-r7b.config.json", "fp8-rowwise");
+  EXPECT_EQ(kvBytesPerBlock(host, kFullGroup, 16), 8 * 2 * 16 * 8 * 128 * 4);
 }
 
 TEST(ManifestTest, KVBytesPerBlockOfEmptyGroupIsZero) {

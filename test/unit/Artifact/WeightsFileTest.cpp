@@ -26,8 +26,8 @@ std::vector<unsigned char> header(const std::string &id, uint64_t dataBytes) {
 
 std::string check(const std::vector<unsigned char> &page, uint64_t fileBytes,
                   const std::string &id, uint64_t dataBytes) {
-  Status s = checkWeightsHeader(page.data(), fileBytes, "w.weights", id,
-                                dataBytes);
+  Status s =
+      checkWeightsHeader(page.data(), fileBytes, "w.weights", id, dataBytes);
   return s.ok() ? "" : s.message();
 }
 

@@ -15,8 +15,8 @@ namespace {
 
 Manifest manifestFor(const std::string &config, const std::string &target,
                      const std::string &precision) {
-  StatusOr<ModelConfig> parsed = ModelConfig::fromFile(
-      std::string(COHERE2C_TEST_DATA_DIR) + "/" + config);
+  StatusOr<ModelConfig> parsed =
+      ModelConfig::fromFile(std::string(COHERE2C_TEST_DATA_DIR) + "/" + config);
   EXPECT_TRUE(parsed.ok()) << parsed.status().message();
   Manifest m;
   m.config = *parsed;

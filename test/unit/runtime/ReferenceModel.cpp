@@ -13,7 +13,8 @@ std::vector<std::string> referenceModelNames() {
   return {"tiny-cohere2", "tiny-cohere2-bf16"};
 }
 
-std::unique_ptr<ReferenceModel> ReferenceModel::load(const std::string &name) {
+std::unique_ptr<ReferenceModel> ReferenceModel::load(const std::string &name,
+                                                     const std::string &precision) {
   auto model = std::make_unique<ReferenceModel>();
   model->name = name;
   std::string dir = std::string(COHERE2C_TEST_DATA_DIR) + "/models/" + name;
@@ -28,7 +29,8 @@ std::unique_ptr<ReferenceModel> ReferenceModel::load(const std::string &name) {
   EXPECT_TRUE(reference.ok()) << reference.status().message();
   model->reference = *reference;
 
-  std::string artifact = std::string(COHERE2C_TEST_ARTIFACT_DIR) + "/" + name;
+  std::string artifact =
+      std::string(COHERE2C_TEST_ARTIFACT_DIR) + "/" + name + "-" + precision;
   auto loaded = LoadedArtifact::load(artifact + ".so");
   EXPECT_TRUE(loaded.ok()) << loaded.status().message();
   model->artifact = std::move(*loaded);
@@ -39,9 +41,9 @@ std::unique_ptr<ReferenceModel> ReferenceModel::load(const std::string &name) {
   return model;
 }
 
-std::vector<float> ReferenceModel::logits(const std::string &prompt,
-                                          int64_t &rows) const {
-  const TensorView &t = reference->tensors().at("logits." + prompt);
+std::vector<float> ReferenceModel::logits(const std::string &prompt, int64_t &rows,
+                                          const std::string &tensor) const {
+  const TensorView &t = reference->tensors().at(tensor + "." + prompt);
   rows = t.shape[0];
   std::vector<float> out(t.numElements());
   for (int64_t i = 0; i < t.numElements(); ++i)

@@ -14,9 +14,9 @@
 namespace cohere2c::test {
 
 /// test/data/models/<name>: reference.json (prompts, greedy tokens) and
-/// reference.safetensors (logits.<prompt> [P + 23, vocab] float64), with the
-/// host artifact the build compiled from it (<build>/test/artifacts/<name>.so
-/// and .weights).
+/// reference.safetensors (logits.<prompt> and logits_fp8.<prompt>,
+/// [P + 23, vocab] float64), with the host artifact the build compiled from
+/// it (<build>/test/artifacts/<name>-<precision>.so and .weights).
 struct ReferenceModel {
   std::string name;
   std::map<std::string, std::vector<int32_t>> prompts, greedy;
@@ -24,10 +24,14 @@ struct ReferenceModel {
   std::unique_ptr<LoadedArtifact> artifact;
   std::unique_ptr<WeightBuffer> weights;
 
-  /// Aborts the test (ASSERT) if anything is missing.
-  static std::unique_ptr<ReferenceModel> load(const std::string &name);
-  /// Row-major [rows, vocab] reference logits of a prompt, as float.
-  std::vector<float> logits(const std::string &prompt, int64_t &rows) const;
+  /// Fails the test (EXPECT) if anything is missing.
+  static std::unique_ptr<ReferenceModel> load(const std::string &name,
+                                              const std::string &precision = "f32");
+  /// Row-major [rows, vocab] reference logits of a prompt, as float:
+  /// `tensor` "logits" (float64 arithmetic) or "logits_fp8" (the FP8
+  /// rowwise recipe emulated in float64).
+  std::vector<float> logits(const std::string &prompt, int64_t &rows,
+                            const std::string &tensor = "logits") const;
 };
 
 /// The shipped models every numeric test covers.

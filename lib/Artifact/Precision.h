@@ -1,0 +1,38 @@
+//===- Precision.h - How a precision stores a model on a target -----------===//
+//
+// DESIGN.md, "Precision":
+//   f32          everything f32 (the host target, exact tests);
+//   bf16         bf16 weights, activations and KV cache, f32 accumulation and
+//                norm statistics (cuda only);
+//   fp8-rowwise  linear weights in float8 e4m3fn with one scale per output
+//                channel (amax / 448), activations quantized per token at run
+//                time; embedding, norms and KV cache as bf16 on cuda, f32 on
+//                the host (which emulates the FP8 arithmetic exactly).
+//
+//===----------------------------------------------------------------------===//
+#ifndef COHERE2C_ARTIFACT_PRECISION_H
+#define COHERE2C_ARTIFACT_PRECISION_H
+
+#include "Model/SafeTensors.h"
+#include "Support/Status.h"
+
+#include <string>
+
+namespace cohere2c {
+
+struct Precision {
+  std::string name;
+  /// Embedding, norm weights, activations and the KV cache.
+  DType activations = DType::F32;
+  /// Linear weights stored in e4m3 with rowwise scales.
+  bool fp8Linear = false;
+
+  /// Errors name the precision and the target: an unknown precision, or
+  /// bf16 on the host target.
+  static StatusOr<Precision> forTarget(const std::string &name,
+                                       const std::string &target);
+};
+
+} // namespace cohere2c
+
+#endif // COHERE2C_ARTIFACT_PRECISION_H
