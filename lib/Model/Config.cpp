@@ -31,7 +31,7 @@ constexpr const char *kArchitecture = "Cohere2ForCausalLM";
 constexpr int64_t kMaxWidth = int64_t(1) << 20; // hidden, intermediate sizes
 constexpr int64_t kMaxHeadDim = 1024;
 constexpr int64_t kMaxLayers = 1024;
-constexpr int64_t kMaxHeads = 1024;            // query and KV heads
+constexpr int64_t kMaxHeads = 1024;              // query and KV heads
 constexpr int64_t kMaxTokens = int64_t(1) << 24; // vocab, context
 
 /// Builds "<source>: <message>" errors for one config file.
@@ -315,8 +315,9 @@ StatusOr<ModelConfig> ModelConfig::parse(const std::string &text,
     config.headDim = config.hiddenSize / config.numHeads;
     if (config.headDim > kMaxHeadDim)
       return reader.error("head_dim (hidden_size / num_attention_heads) must "
-                          "be at most " + std::to_string(kMaxHeadDim) +
-                          ", found " + std::to_string(config.headDim));
+                          "be at most " +
+                          std::to_string(kMaxHeadDim) + ", found " +
+                          std::to_string(config.headDim));
   }
 
   if (Status s = parseLayerKinds(root, reader, config); !s.ok())
@@ -345,7 +346,8 @@ StatusOr<ModelConfig> ModelConfig::fromFile(const std::string &path) {
   // Reading /dev/zero (or a pipe nobody writes) would never end.
   struct stat info;
   if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
-    return Status::error(path + ": not a regular file (expected a config.json)");
+    return Status::error(path +
+                         ": not a regular file (expected a config.json)");
   std::ifstream file(path, std::ios::binary);
   if (!file)
     return Status::error(path + ": cannot open (" + std::strerror(errno) + ")");

@@ -123,7 +123,7 @@ StatusOr<std::vector<Request>> readRequests(const std::string &path,
         return Status::error(where + ": unknown field '" + field.key() +
                              "' (expected id, prompt_ids, max_new_tokens)");
     Request r = defaults;
-    r.id = !j.contains("id")      ? "line-" + std::to_string(lineNo)
+    r.id = !j.contains("id")     ? "line-" + std::to_string(lineNo)
            : j["id"].is_string() ? j["id"].get<std::string>()
                                  : j["id"].dump();
     auto [previous, isNew] = lineOfId.emplace(r.id, lineNo);
@@ -143,11 +143,11 @@ StatusOr<std::vector<Request>> readRequests(const std::string &path,
       r.promptIds.push_back((int32_t)*id);
     }
     if (j.contains("max_new_tokens")) {
-      std::optional<int64_t> n =
-          integerIn(j["max_new_tokens"], 1, kInt64Max);
+      std::optional<int64_t> n = integerIn(j["max_new_tokens"], 1, kInt64Max);
       if (!n)
-        return Status::error(where + ": max_new_tokens must be an integer of "
-                                     "at least 1, found " +
+        return Status::error(where +
+                             ": max_new_tokens must be an integer of "
+                             "at least 1, found " +
                              j["max_new_tokens"].dump());
       r.maxNewTokens = *n;
     }
@@ -320,10 +320,11 @@ int main(int argc, char **argv) {
     std::cout << "\n";
     if (writeLogits) {
       int64_t vocab = manifest.config.vocabSize;
-      Status written = writeSafeTensors(
-          logitsFile, logitsOut,
-          {{"logits", {(int64_t)r.logits.size() / vocab, vocab},
-            r.logits.data()}});
+      Status written =
+          writeSafeTensors(logitsFile, logitsOut,
+                           {{"logits",
+                             {(int64_t)r.logits.size() / vocab, vocab},
+                             r.logits.data()}});
       if (!written.ok())
         return fail(written.message());
     }

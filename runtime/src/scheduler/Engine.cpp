@@ -35,7 +35,8 @@ struct Engine::Active {
   }
 };
 
-int64_t defaultKVBlocks(const Manifest &manifest, const EngineOptions &options) {
+int64_t defaultKVBlocks(const Manifest &manifest,
+                        const EngineOptions &options) {
   int64_t perSequence =
       (manifest.config.maxPositionEmbeddings + options.blockSize - 1) /
           options.blockSize +

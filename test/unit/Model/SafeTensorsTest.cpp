@@ -276,11 +276,11 @@ TEST(SafeTensorsTest, OpensShardedCheckpoint) {
   EXPECT_EQ(b->dtype, DType::F16);
   EXPECT_EQ(b->at(0), -1.0f);
   EXPECT_EQ(b->file, dir + "/model-00002-of-00002.safetensors");
-  EXPECT_EQ(checkpoint->paths(),
-            (std::vector<std::string>{
-                dir + "/model.safetensors.index.json",
-                dir + "/model-00001-of-00002.safetensors",
-                dir + "/model-00002-of-00002.safetensors"}));
+  EXPECT_EQ(
+      checkpoint->paths(),
+      (std::vector<std::string>{dir + "/model.safetensors.index.json",
+                                dir + "/model-00001-of-00002.safetensors",
+                                dir + "/model-00002-of-00002.safetensors"}));
 }
 
 TEST(SafeTensorsTest, RejectsIndexNamingMissingShard) {
