@@ -29,7 +29,7 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
                            "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::NVVM::NVVMDialect", "::mlir::scf::SCFDialect"];
 }
 
 #endif // COHERE2C_CONVERSION_PASSES

@@ -42,6 +42,7 @@ std::string LaunchPlan::toJson() const {
     else
       j["steps"].push_back({{"kind", "gemm"},
                             {"weight", s.weight},
+                            {"weight_scale", s.weightScale},
                             {"m", s.mParam},
                             {"n", s.n},
                             {"k", s.k},
@@ -99,12 +100,15 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
       step.gridY = s["grid_y"];
       step.blockX = s["block_x"];
     } else if (s["kind"] == "gemm") {
-      if (!s["weight"].is_string() || !s["m"].is_string() ||
-          !s["n"].is_number_integer() || !s["k"].is_number_integer() ||
-          !s["alpha"].is_number() || step.args.size() != 2)
+      if (!s["weight"].is_string() || !s["weight_scale"].is_string() ||
+          !s["m"].is_string() || !s["n"].is_number_integer() ||
+          !s["k"].is_number_integer() || !s["alpha"].is_number())
         return bad("gemm step " + s.dump());
       step.kind = PlanStep::Kind::Gemm;
       step.weight = s["weight"];
+      step.weightScale = s["weight_scale"];
+      if (step.args.size() != (step.weightScale.empty() ? 2u : 3u))
+        return bad("gemm step arguments " + s.dump());
       step.mParam = s["m"];
       step.n = s["n"];
       step.k = s["k"];

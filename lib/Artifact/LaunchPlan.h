@@ -54,7 +54,10 @@ struct PlanStep {
   std::vector<PlanArg> args;
   // Gemm: c[m, n] = alpha * a[m, k] @ weight[n, k]^T, m = the parameter
   // mParam; a and c are buffers or inputs (args[0] = a, args[1] = c).
-  std::string weight;
+  // FP8 rowwise GEMM when weightScale names the weight's per-output-channel
+  // scales: a is e4m3 with per-token scales args[2], c[m, n] = alpha *
+  // a_scale[m] * w_scale[n] * sum_k a[m, k] w[n, k].
+  std::string weight, weightScale;
   std::string mParam = "tokens";
   int64_t n = 0, k = 0;
   double alpha = 1.0;

@@ -7,11 +7,13 @@ out="$root/build/gpu-artifacts"
 mkdir -p "$out"
 for model in "$root"/test/data/models/*/; do
   name=$(basename "$model")
-  for precision in f32 bf16; do
+  for precision in f32 bf16 fp8-rowwise; do
     "$root/build/bin/cohere2c-compile" "$model" --target cuda --precision "$precision" \
       -o "$out/$name-$precision.so"
   done
 done
-"$root/build/bin/cohere2c-compile" "$root/test/data/configs/command-r7b.config.json" \
-  --target cuda --precision bf16 -o "$out/command-r7b-bf16.so"
+for precision in bf16 fp8-rowwise; do
+  "$root/build/bin/cohere2c-compile" "$root/test/data/configs/command-r7b.config.json" \
+    --target cuda --precision "$precision" -o "$out/command-r7b-$precision.so"
+done
 echo "artifacts in $out"

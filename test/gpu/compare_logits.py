@@ -10,6 +10,8 @@ MODE generate: the run was prompt -> 24 greedy tokens (EOS ignored).
 MODE teacher: the run was prompt + greedy[:-1] fed as the prompt (teacher forcing), one new
   token, so every row is conditioned on the reference's tokens: bf16 needs
   max |logits - reference| / max |reference| < 2e-2 over every row.
+  PRECISION fp8-rowwise (teacher only): mean |logits - logits_fp8| at most a quarter of
+  mean |logits_fp8 - logits| (the recipe is computed, not merely something close), no NaN.
 (Tolerances: ../shared/models/README.md and the project's issue.) Prints one line; exits 1 on failure.
 """
 import json, sys
@@ -17,7 +19,8 @@ from safetensors.numpy import load_file
 import numpy as np
 
 model, prompt, logits_path, tokens_path, precision, mode = sys.argv[1:7]
-ref = load_file(f"{model}/reference.safetensors")[f"logits.{prompt}"]
+tensors = load_file(f"{model}/reference.safetensors")
+ref = tensors[f"logits.{prompt}"]
 meta = json.load(open(f"{model}/reference.json"))
 greedy, p = meta["greedy"][prompt], len(meta["prompts"][prompt])
 ours = load_file(logits_path)["logits"].astype(np.float64)
@@ -27,6 +30,14 @@ tol = 1e-3 if precision == "f32" else 2e-2 * scale
 if ours.shape != ref.shape:
     print(f"FAIL {prompt} {precision} {mode}: logits shape {ours.shape}, reference {ref.shape}")
     sys.exit(1)
+if precision == "fp8-rowwise":
+    fp8 = tensors[f"logits_fp8.{prompt}"]
+    to_fp8, fp8_to_full = np.abs(ours - fp8).mean(), np.abs(fp8 - ref).mean()
+    ok = bool(to_fp8 <= fp8_to_full / 4) and not np.isnan(ours).any()
+    print(f"{'PASS' if ok else 'FAIL'} {model.rstrip('/').split('/')[-1]} {prompt} fp8-rowwise teacher: "
+          f"mean|ours - logits_fp8| = {to_fp8:.2e}, mean|logits_fp8 - logits| = {fp8_to_full:.2e} "
+          f"(ratio {to_fp8 / fp8_to_full:.3f}, at most 0.25)")
+    sys.exit(0 if ok else 1)
 ok, note = True, ""
 rows = ref.shape[0]
 if mode == "generate":

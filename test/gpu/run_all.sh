@@ -5,7 +5,10 @@
 # scale (a 2048-token prompt, 128 decoded tokens). Needs build/bin/cohere2c-run
 # and build/gpu-artifacts from test/gpu/build_artifacts.sh, and python3 with
 # numpy and safetensors. Exits non-zero if any check fails.
+#   run_all.sh [SECTION...]   sections: models fp8 prefix r7b (default: all)
 set -uo pipefail
+sections=" ${*:-models fp8 prefix r7b} "
+want() { [[ "$sections" == *" $1 "* ]]; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
 run="${COHERE2C_RUN:-$root/build/bin/cohere2c-run}"
 art="$root/build/gpu-artifacts"
@@ -13,7 +16,7 @@ work=$(mktemp -d)
 failures=0
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 
-for model in "$root"/test/data/models/*/; do
+want models && for model in "$root"/test/data/models/*/; do
   name=$(basename "$model")
   for precision in f32 bf16; do
     for chunk in 0 1 7; do
@@ -38,8 +41,21 @@ PY
   done
 done
 
-echo "--- prefix reuse across sliding and full layers (tiny-cohere2, window 8, block size 4)"
-for precision in f32 bf16; do
+want fp8 && echo "--- fp8-rowwise, teacher forcing, against the FP8 recipe in float64"
+want fp8 && for model in "$root"/test/data/models/*/; do
+  name=$(basename "$model")
+  for prompt in $(python3 -c "import json,sys; print(' '.join(json.load(open(sys.argv[1]))['prompts']))" "$model/reference.json"); do
+    ids=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(','.join(map(str, r['prompts'][sys.argv[2]] + r['greedy'][sys.argv[2]][:-1])))" "$model/reference.json" "$prompt")
+    "$run" "$art/$name-fp8-rowwise.so" --prompt-ids "$ids" --max-new-tokens 1 --ignore-eos \
+      --logits-out "$work/logits.safetensors" > "$work/tokens" 2> "$work/err" \
+      || { echo "FAIL $name $prompt fp8-rowwise: cohere2c-run failed"; cat "$work/err"; failures=$((failures+1)); continue; }
+    python3 "$root/test/gpu/compare_logits.py" "$model" "$prompt" "$work/logits.safetensors" \
+      "$work/tokens" fp8-rowwise teacher || failures=$((failures+1))
+  done
+done
+
+want prefix && echo "--- prefix reuse across sliding and full layers (tiny-cohere2, window 8, block size 4)"
+want prefix && for precision in f32 bf16; do
   artifact="$art/tiny-cohere2-$precision.so"
   python3 "$root/test/gpu/prefix_requests.py" "$root/test/data/models/tiny-cohere2" "$work"
   common=(--ignore-eos --block-size 4)
@@ -55,13 +71,30 @@ for precision in f32 bf16; do
     || { cat "$work/err"; failures=$((failures+1)); }
 done
 
-echo "--- Command R7B shapes, random bf16 weights: 2048-token prompt, 128 decoded tokens"
+if want r7b; then
+echo "--- Command R7B shapes, random weights: 2048-token prompt, 128 decoded tokens"
 prompt=$(python3 -c "import random; random.seed(0); print(','.join(str(random.randrange(6, 256000)) for _ in range(2048)))")
-if "$run" "$art/command-r7b-bf16.so" --random-weights 1 --prompt-ids "$prompt" \
-    --max-new-tokens 128 --ignore-eos > "$work/r7b.tokens" 2> "$work/r7b.err"; then
-  cat "$work/r7b.err"; echo "generated $(wc -w < "$work/r7b.tokens") tokens"
-else
-  cat "$work/r7b.err"; echo "FAIL: Command R7B run"; failures=$((failures+1))
+for precision in bf16 fp8-rowwise; do
+  echo "$precision:"
+  # Also the logits from the last prompt position on, for the fp8 / bf16 comparison.
+  if "$run" "$art/command-r7b-$precision.so" --random-weights 1 --prompt-ids "$prompt" \
+      --max-new-tokens 128 --ignore-eos --logits-out "$work/r7b-$precision.safetensors" \
+      --logits-from 2047 > "$work/r7b.tokens" 2> "$work/r7b.err"; then
+    cat "$work/r7b.err"; echo "generated $(wc -w < "$work/r7b.tokens") tokens"
+  else
+    cat "$work/r7b.err"; echo "FAIL: Command R7B $precision run"; failures=$((failures+1))
+  fi
+done
+python3 - "$work/r7b-bf16.safetensors" "$work/r7b-fp8-rowwise.safetensors" <<'PY' || failures=$((failures+1))
+import sys
+import numpy as np
+from safetensors.numpy import load_file
+a, b = (load_file(p)["logits"][0].astype(np.float64) for p in sys.argv[1:3])
+cos = float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+print(f"{'PASS' if cos >= 0.99 else 'FAIL'} Command R7B fp8-rowwise vs bf16, last position of a 2048-token "
+      f"prompt: cosine {cos:.5f} (at least 0.99); top-1 {'same' if a.argmax() == b.argmax() else 'differs'}")
+sys.exit(0 if cos >= 0.99 else 1)
+PY
 fi
 echo "failures: $failures"
 exit $((failures > 0))

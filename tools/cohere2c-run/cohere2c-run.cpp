@@ -193,7 +193,13 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   auto *logitsOption = app.add_option(
       "--logits-out", logitsOut,
-      "with --prompt-ids: write logits [P + N - 1, vocab] F32 here");
+      "with --prompt-ids: write logits [P + N - 1 - FROM, vocab] F32 here");
+  int64_t logitsFrom = 0;
+  app.add_option("--logits-from", logitsFrom,
+                 "with --logits-out: the first row written (e.g. P - 1 for the "
+                 "last prompt position only)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_flag("--ignore-eos", options.ignoreEos, "keep generating past EOS");
   auto *ckpt = app.add_option("--checkpoint", checkpoint,
                               "bind weights from a Hugging Face checkpoint folder");
@@ -263,6 +269,7 @@ int main(int argc, char **argv) {
     r.id = "prompt";
     r.promptIds = *ids;
     r.recordLogits = writeLogits;
+    r.recordLogitsFrom = logitsFrom;
     requests.push_back(r);
   } else {
     auto read = readRequests(requestsPath, defaults);

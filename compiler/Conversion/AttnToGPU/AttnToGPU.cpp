@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -54,6 +55,8 @@ constexpr int64_t kAttentionWarps = 16; // attention: warps per (token, head)
 constexpr int64_t kWarp = 32;
 
 DType dtypeOf(Type t) {
+  if (isa<Float8E4M3FNType>(t))
+    return DType::F8E4M3;
   if (t.isBF16())
     return DType::BF16;
   if (t.isF16())
@@ -137,6 +140,16 @@ private:
   }
   /// Sum of `v` over the block's threads (tree in shared memory).
   Value blockSum(Value v) {
+    return blockReduce(v, [&](Value x, Value y) { return addf(x, y); });
+  }
+  /// Maximum of `v` over the block's threads.
+  Value blockMax(Value v) {
+    return blockReduce(v, [&](Value x, Value y) {
+      return arith::MaximumFOp::create(b, x, y);
+    });
+  }
+  /// `combine` of `v` over the block's threads (tree in shared memory).
+  Value blockReduce(Value v, function_ref<Value(Value, Value)> combine) {
     memref::StoreOp::create(b, v, scratch, ValueRange{threadId});
     gpu::BarrierOp::create(b);
     for (int64_t s = blockThreads / 2; s > 0; s /= 2) {
@@ -144,13 +157,63 @@ private:
       ifThen(lt, [&] {
         Value other = memref::LoadOp::create(b, scratch, ValueRange{add(threadId, index(s))});
         Value mine = memref::LoadOp::create(b, scratch, ValueRange{threadId});
-        memref::StoreOp::create(b, addf(mine, other), scratch, ValueRange{threadId});
+        memref::StoreOp::create(b, combine(mine, other), scratch, ValueRange{threadId});
       });
       gpu::BarrierOp::create(b);
     }
-    Value sum = memref::LoadOp::create(b, scratch, ValueRange{index(0)});
-    gpu::BarrierOp::create(b); // scratch is reused by the next sum
-    return sum;
+    Value result = memref::LoadOp::create(b, scratch, ValueRange{index(0)});
+    gpu::BarrierOp::create(b); // scratch is reused by the next reduction
+    return result;
+  }
+  /// Quantizes row t of `width` values (valueAt(d), f32) to FP8 rowwise:
+  /// scale = max(amax / 448, 1 / (448 * 512)); each pair (x[2j], x[2j+1])
+  /// becomes one i16 of two e4m3 bytes through cvt.rn.satfinite.e4m3x2.f32.
+  /// The quotient x / scale is formed in f64, as the reference does, so that
+  /// exact halfway cases round to even as there.
+  void emitRowQuantize(Value t, int64_t width, function_ref<Value(Value)> valueAt,
+                       Value pairs, Value scales) {
+    Type f64 = b.getF64Type();
+    auto wide = [&](Value v) { return arith::ExtFOp::create(b, f64, v); };
+    auto f64c = [&](double v) { return arith::ConstantOp::create(b, b.getF64FloatAttr(v)); };
+    auto loop = scf::ForOp::create(b, threadId, index(width), index(blockThreads),
+                                   ValueRange{f32(0)});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToEnd(loop.getBody());
+      Value a = math::AbsFOp::create(b, valueAt(loop.getInductionVar()));
+      scf::YieldOp::create(b, ValueRange{arith::MaximumFOp::create(
+                                  b, loop.getRegionIterArgs()[0], a)});
+    }
+    Value amax = blockMax(loop.getResult(0));
+    Value scale = arith::MaximumFOp::create(b, arith::DivFOp::create(b, wide(amax), f64c(448)),
+                                            f64c(1.0 / (448.0 * 512.0)));
+    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, threadId, index(0));
+    ifThen(first, [&] {
+      memref::StoreOp::create(b, arith::TruncFOp::create(b, b.getF32Type(), scale),
+                              scales, ValueRange{t});
+    });
+    auto quotient = [&](Value d) {
+      return arith::TruncFOp::create(b, b.getF32Type(),
+                                     arith::DivFOp::create(b, wide(valueAt(d)), scale));
+    };
+    forThreads(width / 2, [&](Value j) {
+      Value even = mul(j, index(2));
+      // The first operand lands in the upper byte (MLIR-NOTES): pass
+      // (x[2j+1], x[2j]) to store the bytes in order.
+      Value packed = NVVM::ConvertF32x2ToF8x2Op::create(
+          b, b.getI16Type(), quotient(add(even, index(1))), quotient(even),
+          NVVM::FPRoundingMode::RN, NVVM::SaturationMode::SATFINITE, false,
+          Float8E4M3FNType::get(b.getContext()));
+      memref::StoreOp::create(b, packed, pairs,
+                              ValueRange{add(mul(t, index(width / 2)), j)});
+    });
+  }
+  /// v rounded to `type` (as an unfused op storing it would), as f32.
+  Value roundTo(Value v, Type type) {
+    if (type.isF32())
+      return v;
+    Value narrow = arith::TruncFOp::create(b, type, v);
+    return arith::ExtFOp::create(b, b.getF32Type(), narrow);
   }
   /// cos and sin (f32) of position * theta^(-2m/headDim), computed in f64.
   std::pair<Value, Value> ropeAngle(double theta, int64_t headDim, Value position,
@@ -183,6 +246,11 @@ private:
   std::string swigluKernel(Type e, int64_t width);
   std::string residualKernel(TypeRange inputs, Type result, int64_t width);
   std::string gatherRowsKernel(Type e, int64_t width);
+  std::string quantizeKernel(Type input, int64_t width);
+  std::string layerNormQuantKernel(Type input, Type normType, int64_t hidden, double eps);
+  std::string swigluQuantKernel(Type e, int64_t width);
+  void emitLayerNormStats(Value in, Value rowBase, int64_t hidden, double eps,
+                          Value &mean, Value &rstd);
 
   // --- plan ------------------------------------------------------------------
   /// The buffer holding `v`, allocated from the free list of its shape.
@@ -294,6 +362,19 @@ std::string KernelGenerator::layerNormKernel(Type input, Type e, int64_t hidden,
   Value in = kernel.getArgument(0), w = kernel.getArgument(1), out = kernel.getArgument(2);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value rowBase = mul(t, index(hidden));
+  Value mean, rstd;
+  emitLayerNormStats(in, rowBase, hidden, eps, mean, rstd);
+  forThreads(hidden, [&](Value d) {
+    Value x = subf(load(in, add(rowBase, d)), mean);
+    store(mulf(mulf(x, rstd), load(w, d)), out, add(rowBase, d));
+  });
+  endKernel();
+  return name;
+}
+
+/// Mean and 1/sqrt(variance + eps) of the row at rowBase, in f32.
+void KernelGenerator::emitLayerNormStats(Value in, Value rowBase, int64_t hidden,
+                                         double eps, Value &mean, Value &rstd) {
   auto partial = [&](function_ref<Value(Value)> term) {
     auto loop = scf::ForOp::create(b, threadId, index(hidden), index(blockThreads),
                                    ValueRange{f32(0)});
@@ -304,18 +385,77 @@ std::string KernelGenerator::layerNormKernel(Type input, Type e, int64_t hidden,
     return loop.getResult(0);
   };
   Value n = f32(hidden);
-  Value mean = arith::DivFOp::create(
+  mean = arith::DivFOp::create(
       b, blockSum(partial([&](Value d) { return load(in, add(rowBase, d)); })), n);
   Value var = arith::DivFOp::create(b, blockSum(partial([&](Value d) {
                                       Value c = subf(load(in, add(rowBase, d)), mean);
                                       return mulf(c, c);
                                     })),
                                     n);
-  Value rstd = math::RsqrtOp::create(b, addf(var, f32(eps)));
-  forThreads(hidden, [&](Value d) {
-    Value x = subf(load(in, add(rowBase, d)), mean);
-    store(mulf(mulf(x, rstd), load(w, d)), out, add(rowBase, d));
-  });
+  rstd = math::RsqrtOp::create(b, addf(var, f32(eps)));
+}
+
+// Per-token FP8 quantization of a row; one block per row.
+std::string KernelGenerator::quantizeKernel(Type input, int64_t width) {
+  std::string name = sanitize("quantize_fp8_" + std::to_string(width));
+  if (!beginKernel(name, {flat(input), flat(b.getI16Type()), flat(b.getF32Type())},
+                   kRowThreads, kRowThreads))
+    return name;
+  Value in = kernel.getArgument(0);
+  Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value rowBase = mul(t, index(width));
+  emitRowQuantize(t, width, [&](Value d) { return load(in, add(rowBase, d)); },
+                  kernel.getArgument(1), kernel.getArgument(2));
+  endKernel();
+  return name;
+}
+
+// LayerNorm and the FP8 quantization of its output in one kernel: the row is
+// normalized (and rounded to the norm's type, as unfused) twice, for its
+// amax and for the quantized values, and never written out in between.
+std::string KernelGenerator::layerNormQuantKernel(Type input, Type normType,
+                                                  int64_t hidden, double eps) {
+  std::string name = sanitize("layer_norm_quant_fp8_" + std::to_string(hidden) + "_eps" +
+                              std::to_string(eps));
+  if (!beginKernel(name, {flat(input), flat(normType), flat(b.getI16Type()),
+                          flat(b.getF32Type())},
+                   kRowThreads, kRowThreads))
+    return name;
+  Value in = kernel.getArgument(0), w = kernel.getArgument(1);
+  Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value rowBase = mul(t, index(hidden));
+  Value mean, rstd;
+  emitLayerNormStats(in, rowBase, hidden, eps, mean, rstd);
+  emitRowQuantize(
+      t, hidden,
+      [&](Value d) {
+        Value x = subf(load(in, add(rowBase, d)), mean);
+        return roundTo(mulf(mulf(x, rstd), load(w, d)), normType);
+      },
+      kernel.getArgument(2), kernel.getArgument(3));
+  endKernel();
+  return name;
+}
+
+// SwiGLU and the FP8 quantization of its output in one kernel.
+std::string KernelGenerator::swigluQuantKernel(Type e, int64_t width) {
+  std::string name = sanitize("swiglu_quant_fp8_" + std::to_string(width));
+  if (!beginKernel(name, {flat(e), flat(e), flat(b.getI16Type()), flat(b.getF32Type())},
+                   kRowThreads, kRowThreads))
+    return name;
+  Value gate = kernel.getArgument(0), up = kernel.getArgument(1);
+  Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value rowBase = mul(t, index(width));
+  emitRowQuantize(
+      t, width,
+      [&](Value d) {
+        Value i = add(rowBase, d);
+        Value g = load(gate, i);
+        Value silu = arith::DivFOp::create(
+            b, g, addf(f32(1), math::ExpOp::create(b, arith::NegFOp::create(b, g))));
+        return roundTo(mulf(silu, load(up, i)), e);
+      },
+      kernel.getArgument(2), kernel.getArgument(3));
   endKernel();
   return name;
 }
@@ -561,9 +701,14 @@ std::string KernelGenerator::gatherRowsKernel(Type e, int64_t width) {
   return name;
 }
 
+/// Elements per token of a step value: [tokens, width], or [tokens] scales.
+int64_t widthOf(RankedTensorType type) {
+  return type.getRank() == 2 ? type.getDimSize(1) : 1;
+}
+
 std::string KernelGenerator::bufferFor(Value v) {
   auto type = cast<RankedTensorType>(v.getType());
-  std::pair<int64_t, int> key = {type.getDimSize(1), (int)dtypeOf(type.getElementType())};
+  std::pair<int64_t, int> key = {widthOf(type), (int)dtypeOf(type.getElementType())};
   std::vector<std::string> &pool = freeBuffers[key];
   std::string name;
   if (!pool.empty()) {
@@ -582,7 +727,7 @@ void KernelGenerator::release(Value v) {
   if (it == buffers.end())
     return;
   auto type = cast<RankedTensorType>(v.getType());
-  freeBuffers[{type.getDimSize(1), (int)dtypeOf(type.getElementType())}].push_back(
+  freeBuffers[{widthOf(type), (int)dtypeOf(type.getElementType())}].push_back(
       it->second);
 }
 
@@ -680,6 +825,43 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
                 inputs.push_back(cast<RankedTensorType>(v.getType()).getElementType());
               kernelStep(residualKernel(inputs, type.getElementType(), type.getDimSize(1)),
                          "tokens", 1, kRowThreads, args);
+              return success();
+            })
+            .Case([&](attn::QuantizeOp o) -> LogicalResult {
+              auto in = cast<RankedTensorType>(o.getInput().getType());
+              kernelStep(quantizeKernel(in.getElementType(), in.getDimSize(1)), "tokens", 1,
+                         kRowThreads,
+                         {buffer(buffers[o.getInput()]), buffer(bufferFor(o.getValues())),
+                          buffer(bufferFor(o.getScales()))});
+              return success();
+            })
+            .Case([&](attn::LayerNormQuantOp o) -> LogicalResult {
+              auto in = cast<RankedTensorType>(o.getInput().getType());
+              kernelStep(layerNormQuantKernel(in.getElementType(), o.getNormType(),
+                                              in.getDimSize(1), o.getEps().convertToDouble()),
+                         "tokens", 1, kRowThreads,
+                         {buffer(buffers[o.getInput()]), weightArg(weightOf(o.getWeightAttr())),
+                          buffer(bufferFor(o.getValues())), buffer(bufferFor(o.getScales()))});
+              return success();
+            })
+            .Case([&](attn::SwiGLUQuantOp o) -> LogicalResult {
+              auto in = cast<RankedTensorType>(o.getGate().getType());
+              kernelStep(swigluQuantKernel(in.getElementType(), in.getDimSize(1)), "tokens", 1,
+                         kRowThreads,
+                         {buffer(buffers[o.getGate()]), buffer(buffers[o.getUp()]),
+                          buffer(bufferFor(o.getValues())), buffer(bufferFor(o.getScales()))});
+              return success();
+            })
+            .Case([&](attn::FP8LinearOp o) -> LogicalResult {
+              auto in = cast<RankedTensorType>(o.getInput().getType());
+              auto out = cast<RankedTensorType>(o.getType());
+              gemmStep(buffer(buffers[o.getInput()]), buffer(bufferFor(o.getResult())),
+                       weightOf(o.getWeightAttr()), "tokens", out.getDimSize(1),
+                       in.getDimSize(1), 1.0);
+              // Rowwise scales: the weight's per output channel, the input's
+              // per token.
+              plan.steps.back().weightScale = weightOf(o.getWeightScaleAttr()).str();
+              plan.steps.back().args.push_back(buffer(buffers[o.getInputScales()]));
               return success();
             })
             .Case([&](attn::LogitsOp o) -> LogicalResult {

@@ -148,26 +148,43 @@ Status CudaExecutor::upload(DeviceArray &array, const void *data, size_t bytes) 
 // c[m, n] = alpha * a[m, k] @ w[n, k]^T, row-major; in cuBLASLt's column-major
 // terms D (n x m) = alpha * W^T (n x k) * A (k x m).
 Status CudaExecutor::gemm(const PlanStep &step, CUdeviceptr a, CUdeviceptr c,
-                          int64_t m) {
+                          int64_t m, CUdeviceptr aScales) {
   const WeightEntry *w = manifest_->weights.find(step.weight);
   if (!w)
     return Status::error("launch plan names unknown weight " + step.weight);
+  bool fp8 = !step.weightScale.empty();
+  const WeightEntry *wScales = fp8 ? manifest_->weights.find(step.weightScale) : nullptr;
+  if (fp8 && !wScales)
+    return Status::error("launch plan names unknown weight " + step.weightScale);
   // The output is a plan buffer of its own dtype, or the f32 logits.
   DType outDType = DType::F32;
   for (const PlanBuffer &b : manifest_->launchPlan.buffers)
     if (step.args[1].kind == PlanArg::Kind::Buffer && b.name == step.args[1].name)
       outDType = b.dtype;
-  cudaDataType_t in = cudaType(dtype_), out = cudaType(outDType);
+  cudaDataType_t in = fp8 ? CUDA_R_8F_E4M3 : cudaType(dtype_), out = cudaType(outDType);
   cublasLtMatmulDesc_t desc;
   COHERE2C_CHECK(api_->cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   cublasOperation_t transpose = CUBLAS_OP_T;
   COHERE2C_CHECK(api_->cublasLtMatmulDescSetAttribute(
       desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
+  if (fp8) {
+    // Rowwise scales: D (n x m) = diag(w_scale) W^T A diag(a_scale).
+    cublasLtMatmulMatrixScale_t outer = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    void *wScale = (void *)(weights_.ptr + wScales->offset), *xScale = (void *)aScales;
+    COHERE2C_CHECK(api_->cublasLtMatmulDescSetAttribute(
+        desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &outer, sizeof(outer)));
+    COHERE2C_CHECK(api_->cublasLtMatmulDescSetAttribute(
+        desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &outer, sizeof(outer)));
+    COHERE2C_CHECK(api_->cublasLtMatmulDescSetAttribute(
+        desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &wScale, sizeof(wScale)));
+    COHERE2C_CHECK(api_->cublasLtMatmulDescSetAttribute(
+        desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &xScale, sizeof(xScale)));
+  }
   cublasLtMatrixLayout_t wLayout, aLayout, cLayout;
   COHERE2C_CHECK(api_->cublasLtMatrixLayoutCreate(&wLayout, in, step.k, step.n, step.k));
   COHERE2C_CHECK(api_->cublasLtMatrixLayoutCreate(&aLayout, in, step.k, m, step.k));
   COHERE2C_CHECK(api_->cublasLtMatrixLayoutCreate(&cLayout, out, step.n, m, step.n));
-  auto key = std::make_tuple(m, step.n, step.k, (int)out);
+  auto key = std::make_tuple(m, step.n, step.k, (int)out, fp8);
   auto found = algos_.find(key);
   if (found == algos_.end()) {
     cublasLtMatmulPreference_t pref;
@@ -256,7 +273,8 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
     if (step.kind == PlanStep::Kind::Gemm) {
       if (params[step.mParam] == 0)
         continue; // e.g. no logits wanted from a prefill chunk
-      s = gemm(step, pointer(step.args[0]), pointer(step.args[1]), params[step.mParam]);
+      s = gemm(step, pointer(step.args[0]), pointer(step.args[1]), params[step.mParam],
+               step.args.size() > 2 ? pointer(step.args[2]) : 0);
       if (!s.ok())
         return s;
       continue;

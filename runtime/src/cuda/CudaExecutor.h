@@ -45,7 +45,9 @@ private:
   CudaExecutor() = default;
   Status ensure(DeviceArray &array, size_t bytes);
   Status upload(DeviceArray &array, const void *data, size_t bytes);
-  Status gemm(const PlanStep &step, CUdeviceptr a, CUdeviceptr c, int64_t m);
+  /// One GEMM of the plan; `aScales` are a's per-token scales (FP8 only).
+  Status gemm(const PlanStep &step, CUdeviceptr a, CUdeviceptr c, int64_t m,
+              CUdeviceptr aScales);
 
   std::unique_ptr<CudaApi> api_;
   const Manifest *manifest_ = nullptr;
@@ -61,8 +63,8 @@ private:
   DType dtype_ = DType::BF16;
   // Step inputs and the plan's buffers, by name.
   std::map<std::string, DeviceArray> inputs_, buffers_;
-  /// cuBLASLt's best algorithm per (m, n, k, output dtype).
-  std::map<std::tuple<int64_t, int64_t, int64_t, int>, cublasLtMatmulAlgo_t> algos_;
+  /// cuBLASLt's best algorithm per (m, n, k, output dtype, FP8).
+  std::map<std::tuple<int64_t, int64_t, int64_t, int, bool>, cublasLtMatmulAlgo_t> algos_;
 };
 
 } // namespace cohere2c

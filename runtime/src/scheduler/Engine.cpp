@@ -204,8 +204,8 @@ Engine::run(const std::vector<Request> &requests,
       }
       if (!a->admittedBefore) {
         a->result.cachedTokens = *cached;
-        a->result.firstLogitsRow = *cached;
-        a->nextLogitsRow = *cached;
+        a->result.firstLogitsRow = std::max(*cached, a->request->recordLogitsFrom);
+        a->nextLogitsRow = a->result.firstLogitsRow;
         a->admittedBefore = true;
       }
       running.push_back(a);

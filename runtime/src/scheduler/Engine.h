@@ -27,8 +27,10 @@ struct Request {
   std::vector<int32_t> promptIds;
   int64_t maxNewTokens = 16;
   SamplingParams sampling;
-  /// Keep the logits of every computed position (for --logits-out).
+  /// Keep the logits of every computed position from recordLogitsFrom on
+  /// (for --logits-out).
   bool recordLogits = false;
+  int64_t recordLogitsFrom = 0;
 };
 
 struct RequestResult {
@@ -39,7 +41,8 @@ struct RequestResult {
   double ttftMs = 0, totalMs = 0; // from the start of run()
   /// With recordLogits: rows [firstLogitsRow, P + N - 1) of the sequence's
   /// logits, [rows, vocab] f32; row i is the distribution of token i + 1.
-  /// Rows before firstLogitsRow (= cachedTokens) were served from the cache.
+  /// firstLogitsRow is the larger of recordLogitsFrom and cachedTokens
+  /// (positions before the latter were served from the cache).
   int64_t firstLogitsRow = 0;
   std::vector<float> logits;
 };
