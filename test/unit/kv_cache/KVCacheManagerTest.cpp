@@ -481,6 +481,8 @@ TEST(KVCacheManagerTest, MemoryBoundForCommandR7B) {
     ASSERT_NO_FATAL_FAILURE(step(1));
   }
   EXPECT_LE(maxBytes, bound);
+  RecordProperty("max_kv_bytes", std::to_string(maxBytes));
+  RecordProperty("bound_kv_bytes", std::to_string(bound));
   EXPECT_EQ(heldBlocks(m->blockTable(1, kFull)), kTokens / kBlock);
   EXPECT_LE(heldBlocks(m->blockTable(1, kSliding)) * kBlock,
             kWindow + 2 * kBlock);
