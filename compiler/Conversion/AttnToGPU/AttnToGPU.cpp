@@ -461,7 +461,7 @@ std::string KernelGenerator::swigluQuantKernel(Type e, int64_t width) {
 }
 
 // Writes K (rotated on RoPE layers) and V of each token into its block of
-// the paged cache, and rotates q in place on RoPE layers. One block per token.
+// the paged cache. One block per token.
 // Pool layout: [blocks][layers of the group][K, V][block size][KV heads][hd].
 std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
                                             int64_t groupLayers) {
@@ -472,16 +472,16 @@ std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
       std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
       std::to_string(hd) + "_l" + std::to_string(groupLayers));
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  // q, k, v, positions, seqs, tables, pool, slot, block_size, table_width
-  if (!beginKernel(name, {flat(e), flat(e), flat(e), flat(i32), flat(i32), flat(i32),
-                          flat(e), i64, i64, i64},
+  // k, v, positions, seqs, tables, pool, slot, block_size, table_width
+  if (!beginKernel(name, {flat(e), flat(e), flat(i32), flat(i32), flat(i32), flat(e), i64,
+                          i64, i64},
                    kRowThreads, 0))
     return name;
-  Value q = kernel.getArgument(0), k = kernel.getArgument(1), v = kernel.getArgument(2);
-  Value positions = kernel.getArgument(3), seqs = kernel.getArgument(4),
-        tables = kernel.getArgument(5), pool = kernel.getArgument(6);
-  Value slot = toIndex(kernel.getArgument(7)), bs = toIndex(kernel.getArgument(8)),
-        width = toIndex(kernel.getArgument(9));
+  Value k = kernel.getArgument(0), v = kernel.getArgument(1);
+  Value positions = kernel.getArgument(2), seqs = kernel.getArgument(3),
+        tables = kernel.getArgument(4), pool = kernel.getArgument(5);
+  Value slot = toIndex(kernel.getArgument(6)), bs = toIndex(kernel.getArgument(7)),
+        width = toIndex(kernel.getArgument(8));
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value p32 = memref::LoadOp::create(b, positions, ValueRange{t});
   Value p = toIndex(p32), s = toIndex(load(seqs, t));
@@ -519,8 +519,6 @@ std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
     });
   };
   rotate(k, row, pool, kBase, kvWidth / 2);
-  Value qRow = mul(t, index(heads * hd));
-  rotate(q, qRow, q, qRow, heads * hd / 2);
   endKernel();
   return name;
 }
@@ -573,7 +571,34 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
   Value scale = f32(1.0 / std::sqrt((double)hd));
   SmallVector<Value> qv;
   for (int64_t i = 0; i < perLane; ++i)
-    qv.push_back(mulf(load(q, add(qBase, index(i))), scale));
+    qv.push_back(load(q, add(qBase, index(i))));
+  // RoPE layers rotate q here, in f32 (interleaved pairs: features 2m and
+  // 2m+1, in one lane, or in lanes 2l and 2l+1 when a lane owns one).
+  if (auto rope = dyn_cast<attn::RopeAttr>(op.getPosition())) {
+    double theta = rope.getTheta().convertToDouble();
+    Value p32 = memref::LoadOp::create(b, positions, ValueRange{t});
+    if (perLane == 1) {
+      Value partner = gpu::ShuffleOp::create(b, qv[0], 1, kWarp, gpu::ShuffleMode::XOR)
+                          .getShuffleResult();
+      auto [c, sn] = ropeAngle(theta, hd, p32, arith::DivUIOp::create(b, lane, index(2)));
+      Value odd = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                        arith::RemUIOp::create(b, lane, index(2)), index(1));
+      // even lane: x0 c - x1 s; odd lane: x1 c + x0 s.
+      Value evenValue = subf(mulf(qv[0], c), mulf(partner, sn));
+      Value oddValue = addf(mulf(qv[0], c), mulf(partner, sn));
+      qv[0] = arith::SelectOp::create(b, odd, oddValue, evenValue);
+    } else {
+      for (int64_t i = 0; i < perLane; i += 2) {
+        Value m = arith::DivUIOp::create(b, add(mul(lane, index(perLane)), index(i)), index(2));
+        auto [c, sn] = ropeAngle(theta, hd, p32, m);
+        Value x0 = qv[i], x1 = qv[i + 1];
+        qv[i] = subf(mulf(x0, c), mulf(x1, sn));
+        qv[i + 1] = addf(mulf(x1, c), mulf(x0, sn));
+      }
+    }
+  }
+  for (Value &x : qv)
+    x = mulf(x, scale);
   int64_t kvWidth = kvHeads * hd;
   Value headOffset = add(mul(kvh, index(hd)), mul(lane, index(perLane)));
   SmallVector<Value> init = {f32(-std::numeric_limits<float>::infinity()), f32(0)};
@@ -745,7 +770,7 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
       break;
     b.setLoc(op.getLoc());
     // A result gets its buffer before the op's operands are released, so no
-    // kernel writes a buffer it reads (but for q, rotated in place, below).
+    // kernel writes a buffer it reads.
     LogicalResult result =
         llvm::TypeSwitch<Operation *, LogicalResult>(&op)
             .Case([&](attn::EmbeddingOp o) -> LogicalResult {
@@ -785,9 +810,6 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
                 return o.emitOpError("the cuda target needs head_dim to be a "
                                      "multiple of 32, found ")
                        << o.getHeadDim();
-              if (!o.getQ().hasOneUse())
-                return o.emitOpError("q is rotated in place, so it must have "
-                                     "no other use");
               Type e = cast<RankedTensorType>(o.getType()).getElementType();
               bool sliding = o.getSlidingWindow().has_value();
               int64_t layers = sliding ? slidingLayers : fullLayers;
@@ -797,7 +819,7 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
                       width = param(group + "_table_width");
               std::string q = buffers[o.getQ()];
               kernelStep(kvAppendKernel(e, o, layers), "tokens", 1, kRowThreads,
-                         {buffer(q), buffer(buffers[o.getK()]), buffer(buffers[o.getV()]),
+                         {buffer(buffers[o.getK()]), buffer(buffers[o.getV()]),
                           input("positions"), input("seqs"), tables, pool, slot, bs, width});
               std::string out = bufferFor(o.getResult());
               kernelStep(attentionKernel(e, o, layers), "tokens", o.getNumHeads(),
