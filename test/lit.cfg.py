@@ -16,3 +16,10 @@ config.substitutions.append(("%data", os.path.join(config.cohere2c_src_root, "te
 # ptxas from the CUDA toolkit (CUDA_HOME, else the standard location).
 cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 config.substitutions.append(("%ptxas", os.path.join(cuda_home, "bin", "ptxas")))
+
+# Tests of what a machine without a GPU does with a cuda artifact.
+import shutil, subprocess
+has_gpu = shutil.which("nvidia-smi") is not None and \
+    subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+if not has_gpu:
+    config.available_features.add("no-gpu")

@@ -5,8 +5,11 @@ usage: prefix_requests.py MODEL_DIR OUT_DIR
   seed.jsonl:    X (the 40-token reference prompt, 40 new tokens), then Y sharing X's first 30
                  tokens and diverging (10 more tokens, 24 new): with block size 4 and window 8,
                  Y must be served 28 cached tokens.
+  short.jsonl:   X, then Y sharing 6 tokens (fewer than the window): 4 cached (block size 4).
+  boundary.jsonl: X, then Y sharing exactly 32 tokens (a block boundary): 32 cached.
   sixteen.jsonl: 16 requests sharing prefixes of two reference prompts (as in
                  test/unit/runtime/PrefixReuseTest.cpp).
+With block size 3 (not dividing the window), seed.jsonl's Y is served 30 cached tokens.
 """
 import json, sys
 
@@ -28,6 +31,10 @@ def diverge(base, n, extra):
 with open(f"{out}/seed.jsonl", "w") as f:
     f.write(json.dumps({"id": "X", "prompt_ids": a, "max_new_tokens": 40}) + "\n")
     f.write(json.dumps({"id": "Y", "prompt_ids": diverge(a, 30, 10), "max_new_tokens": 24}) + "\n")
+for name, shared, extra, x_new in (("short", 6, 20, 8), ("boundary", 32, 9, 16)):
+    with open(f"{out}/{name}.jsonl", "w") as f:
+        f.write(json.dumps({"id": "X", "prompt_ids": a, "max_new_tokens": x_new}) + "\n")
+        f.write(json.dumps({"id": "Y", "prompt_ids": diverge(a, shared, extra), "max_new_tokens": 8}) + "\n")
 with open(f"{out}/sixteen.jsonl", "w") as f:
     for i in range(16):
         base = b if i % 2 else a

@@ -57,18 +57,25 @@ done
 want prefix && echo "--- prefix reuse across sliding and full layers (tiny-cohere2, window 8, block size 4)"
 want prefix && for precision in f32 bf16; do
   artifact="$art/tiny-cohere2-$precision.so"
+  tol=$([ "$precision" = f32 ] && echo 1e-4 || echo 2e-2)
   python3 "$root/test/gpu/prefix_requests.py" "$root/test/data/models/tiny-cohere2" "$work"
-  common=(--ignore-eos --block-size 4)
-  "$run" "$artifact" --requests "$work/seed.jsonl" "${common[@]}" > "$work/seed.served" 2> "$work/err" &&
-  "$run" "$artifact" --requests "$work/seed.jsonl" "${common[@]}" --no-prefix-cache > "$work/seed.alone" 2>> "$work/err" &&
-  python3 "$root/test/gpu/compare_requests.py" "$work/seed.served" "$work/seed.alone" "seed case $precision" Y=28 \
-    || { cat "$work/err"; failures=$((failures+1)); }
-  "$run" "$artifact" --requests "$work/sixteen.jsonl" "${common[@]}" --max-batch 4 --kv-blocks 16 \
-    --prefill-chunk 7 > "$work/sixteen.served" 2> "$work/err" &&
-  "$run" "$artifact" --requests "$work/sixteen.jsonl" "${common[@]}" --no-prefix-cache > "$work/sixteen.alone" 2>> "$work/err" &&
-  python3 "$root/test/gpu/compare_requests.py" "$work/sixteen.served" "$work/sixteen.alone" \
-    "16 requests, 4 in flight, 16 blocks $precision" && grep preemptions "$work/err" | head -1 \
-    || { cat "$work/err"; failures=$((failures+1)); }
+  # case: requests file, block size, expected cached tokens of Y, extra options
+  while read -r case block cached extra; do
+    rm -rf "$work/served" "$work/alone" && mkdir -p "$work/served" "$work/alone"
+    "$run" "$artifact" --requests "$work/$case.jsonl" --ignore-eos --block-size "$block" $extra \
+      --logits-dir "$work/served" > "$work/served.jsonl" 2> "$work/err" &&
+    "$run" "$artifact" --requests "$work/$case.jsonl" --ignore-eos --block-size "$block" \
+      --no-prefix-cache --logits-dir "$work/alone" > "$work/alone.jsonl" 2>> "$work/err" &&
+    python3 "$root/test/gpu/compare_requests.py" "$work/served.jsonl" "$work/alone.jsonl" \
+      "$case, block size $block, $precision" $cached --logits "$work/served" "$work/alone" "$tol" \
+      || { cat "$work/err"; failures=$((failures+1)); }
+  done <<CASES
+seed 4 Y=28
+short 4 Y=4
+boundary 4 Y=32
+seed 3 Y=30
+sixteen 4 - --max-batch 4 --kv-blocks 16 --prefill-chunk 7
+CASES
 done
 
 if want r7b; then

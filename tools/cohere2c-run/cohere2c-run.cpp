@@ -23,6 +23,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <unistd.h>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -194,6 +195,12 @@ int main(int argc, char **argv) {
   auto *logitsOption = app.add_option(
       "--logits-out", logitsOut,
       "with --prompt-ids: write logits [P + N - 1 - FROM, vocab] F32 here");
+  std::string logitsDir;
+  auto *logitsDirOption = app.add_option(
+      "--logits-dir", logitsDir,
+      "with --requests: write each request's logits to DIR/<id>.safetensors "
+      "(tensors logits [rows, vocab] F32 and first_row [1], the sequence "
+      "position of its first row: positions before it came from the cache)");
   int64_t logitsFrom = 0;
   app.add_option("--logits-from", logitsFrom,
                  "with --logits-out: the first row written (e.g. P - 1 for the "
@@ -243,7 +250,13 @@ int main(int argc, char **argv) {
     return fail("give --prompt-ids or --requests");
   bool writeLogits = logitsOption->count() > 0;
   if (writeLogits && !requestsPath.empty())
-    return fail("--logits-out needs --prompt-ids");
+    return fail("--logits-out needs --prompt-ids (with --requests: --logits-dir)");
+  bool writeRequestLogits = logitsDirOption->count() > 0;
+  if (writeRequestLogits && requestsPath.empty())
+    return fail("--logits-dir needs --requests");
+  if (writeRequestLogits && access(logitsDir.c_str(), W_OK) != 0)
+    return fail("--logits-dir: " + logitsDir + ": not a writable folder (" +
+                std::strerror(errno) + ")");
   // Opened now: a path that cannot be written fails before generating.
   std::ofstream logitsFile;
   if (writeLogits) {
@@ -276,6 +289,18 @@ int main(int argc, char **argv) {
     if (!read.ok())
       return fail(read.status().message());
     requests = std::move(*read);
+    for (Request &r : requests) {
+      if (!writeRequestLogits)
+        break;
+      bool fileName = !r.id.empty() && r.id[0] != '.' &&
+                      r.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                             "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+                          std::string::npos;
+      if (!fileName)
+        return fail("--logits-dir: request id '" + r.id +
+                    "' cannot name a file (letters, digits, '.', '_', '-')");
+      r.recordLogits = true;
+    }
   }
 
   StatusOr<std::unique_ptr<WeightBuffer>> weights =
@@ -307,9 +332,20 @@ int main(int argc, char **argv) {
     return fail(engine.status().message());
 
   bool jsonl = !requestsPath.empty();
+  Status logitsWritten = Status::success();
   auto results = (*engine)->run(requests, [&](const RequestResult &r) {
     if (!jsonl)
       return;
+    if (writeRequestLogits && logitsWritten.ok()) {
+      std::string path = logitsDir + "/" + r.id + ".safetensors";
+      std::ofstream file(path, std::ios::binary);
+      int64_t vocab = manifest.config.vocabSize;
+      float firstRow = (float)r.firstLogitsRow;
+      logitsWritten = writeSafeTensors(
+          file, path,
+          {{"logits", {(int64_t)r.logits.size() / vocab, vocab}, r.logits.data()},
+           {"first_row", {1}, &firstRow}});
+    }
     nlohmann::json line = {{"id", r.id},
                            {"generated_ids", r.generatedIds},
                            {"cached_tokens", r.cachedTokens},
@@ -319,6 +355,8 @@ int main(int argc, char **argv) {
   });
   if (!results.ok())
     return fail(results.status().message());
+  if (!logitsWritten.ok())
+    return fail(logitsWritten.message());
 
   if (!jsonl) {
     const RequestResult &r = results->front();
