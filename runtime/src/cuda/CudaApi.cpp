@@ -19,7 +19,7 @@ void *openFirst(const std::vector<std::string> &names, std::string &errors) {
   for (const std::string &name : names) {
     if (void *handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))
       return handle;
-    errors += std::string(dlerror()) + "; ";
+    errors += (errors.empty() ? "" : "; ") + std::string(dlerror());
   }
   return nullptr;
 }
