@@ -19,5 +19,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# The CUDA 13 toolkit (ptxas and libdevice for the cuda target, cuda.h and
+# cublasLt.h for the runtime) is not a Debian package here: it must be present.
+cuda="${CUDA_HOME:-/usr/local/cuda}"
+if [ ! -x "$cuda/bin/ptxas" ] || [ ! -f "$cuda/include/cublasLt.h" ]; then
+  echo "setup: the CUDA 13 toolkit is required (ptxas, cuda.h, cublasLt.h); none at $cuda (set CUDA_HOME)" >&2
+  exit 1
+fi
+
 cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$root/build"

@@ -15,6 +15,7 @@
 
 #include "Conversion/AttnToGPU/AttnToGPU.h"
 
+#include "Conversion/RotaryAngle.h"
 #include "Frontend/ModelToAttn.h"
 #include "cohere2c/Dialect/Attn/IR/Attn.h"
 
@@ -214,21 +215,6 @@ private:
       return v;
     Value narrow = arith::TruncFOp::create(b, type, v);
     return arith::ExtFOp::create(b, b.getF32Type(), narrow);
-  }
-  /// cos and sin (f32) of position * theta^(-2m/headDim), computed in f64.
-  std::pair<Value, Value> ropeAngle(double theta, int64_t headDim, Value position,
-                                    Value m) {
-    Type f64 = b.getF64Type();
-    Value mf = arith::SIToFPOp::create(
-        b, f64, arith::IndexCastOp::create(b, b.getI64Type(), m));
-    Value exponent = arith::MulFOp::create(
-        b, mf, arith::ConstantOp::create(b, b.getF64FloatAttr(-2.0 / headDim)));
-    Value invFreq = math::PowFOp::create(
-        b, arith::ConstantOp::create(b, b.getF64FloatAttr(theta)), exponent);
-    Value angle = arith::MulFOp::create(
-        b, arith::SIToFPOp::create(b, f64, position), invFreq);
-    return {arith::TruncFOp::create(b, b.getF32Type(), math::CosOp::create(b, angle)),
-            arith::TruncFOp::create(b, b.getF32Type(), math::SinOp::create(b, angle))};
   }
 
   // --- kernels ---------------------------------------------------------------
@@ -511,7 +497,7 @@ std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
     forThreads(pairs, [&](Value i) {
       Value head = arith::DivUIOp::create(b, i, index(hd / 2));
       Value m = arith::RemUIOp::create(b, i, index(hd / 2));
-      auto [c, sn] = ropeAngle(theta, hd, p32, m);
+      auto [c, sn] = emitRotaryCosSin(b, theta, hd, p32, m);
       Value even = add(mul(head, index(hd)), mul(m, index(2))), odd = add(even, index(1));
       Value x0 = load(src, add(srcBase, even)), x1 = load(src, add(srcBase, odd));
       store(subf(mulf(x0, c), mulf(x1, sn)), dst, add(dstBase, even));
@@ -580,7 +566,7 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
     if (perLane == 1) {
       Value partner = gpu::ShuffleOp::create(b, qv[0], 1, kWarp, gpu::ShuffleMode::XOR)
                           .getShuffleResult();
-      auto [c, sn] = ropeAngle(theta, hd, p32, arith::DivUIOp::create(b, lane, index(2)));
+      auto [c, sn] = emitRotaryCosSin(b, theta, hd, p32, arith::DivUIOp::create(b, lane, index(2)));
       Value odd = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                         arith::RemUIOp::create(b, lane, index(2)), index(1));
       // even lane: x0 c - x1 s; odd lane: x1 c + x0 s.
@@ -590,7 +576,7 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
     } else {
       for (int64_t i = 0; i < perLane; i += 2) {
         Value m = arith::DivUIOp::create(b, add(mul(lane, index(perLane)), index(i)), index(2));
-        auto [c, sn] = ropeAngle(theta, hd, p32, m);
+        auto [c, sn] = emitRotaryCosSin(b, theta, hd, p32, m);
         Value x0 = qv[i], x1 = qv[i + 1];
         qv[i] = subf(mulf(x0, c), mulf(x1, sn));
         qv[i + 1] = addf(mulf(x1, c), mulf(x0, sn));

@@ -10,6 +10,7 @@
 
 #include "Conversion/AttnToHost/AttnToHost.h"
 
+#include "Conversion/RotaryAngle.h"
 #include "Frontend/ModelToAttn.h"
 #include "cohere2c/Dialect/Attn/IR/Attn.h"
 
@@ -223,9 +224,6 @@ private:
   void lower(attn::LayerNormQuantOp op);
   void lower(attn::SwiGLUQuantOp op);
 
-  /// cos and sin (f32) of the rotary angle position * theta^(-2m/headDim).
-  std::pair<Value, Value> ropeAngle(attn::RopeAttr rope, int64_t headDim,
-                                    Value position, Value m);
   CacheSlot cacheSlotOf(attn::AttentionOp op);
 
   ImplicitLocOpBuilder &b;
@@ -436,25 +434,6 @@ void StepLowering::lower(attn::LogitsOp op) {
   });
 }
 
-std::pair<Value, Value> StepLowering::ropeAngle(attn::RopeAttr rope,
-                                                int64_t headDim, Value position,
-                                                Value m) {
-  // theta^(-2m/headDim) * p, in f64 (the oracle is float64).
-  Type f64 = b.getF64Type();
-  Value mf = arith::SIToFPOp::create(
-      b, f64, arith::IndexCastOp::create(b, b.getI64Type(), m));
-  Value exponent = arith::MulFOp::create(
-      b, mf, arith::ConstantOp::create(b, b.getF64FloatAttr(-2.0 / headDim)));
-  Value theta = arith::ConstantOp::create(
-      b, b.getF64FloatAttr(rope.getTheta().convertToDouble()));
-  Value invFreq = math::PowFOp::create(b, theta, exponent);
-  Value p = arith::SIToFPOp::create(b, f64, position);
-  Value angle = arith::MulFOp::create(b, p, invFreq);
-  Type f32Type = b.getF32Type();
-  return {arith::TruncFOp::create(b, f32Type, math::CosOp::create(b, angle)),
-          arith::TruncFOp::create(b, f32Type, math::SinOp::create(b, angle))};
-}
-
 CacheSlot StepLowering::cacheSlotOf(attn::AttentionOp op) {
   // Layers of a kind share a group; a layer's slot is its rank among them.
   bool sliding = op.getSlidingWindow().has_value();
@@ -517,7 +496,7 @@ void StepLowering::lower(attn::AttentionOp op) {
       }
       // Interleaved pairs (x[2m], x[2m+1]) rotate by angle(p, m).
       forLoop(index(0), index(hd / 2), [&](Value m) {
-        auto [c, sn] = ropeAngle(rope, hd, p32, m);
+        auto [c, sn] = emitRotaryCosSin(b, rope.getTheta().convertToDouble(), hd, p32, m);
         Value even = mul(m, index(2)), odd = add(even, index(1));
         Value x0 = load(k, {t, add(col, even)}), x1 = load(k, {t, add(col, odd)});
         store(subf(mulf(x0, c), mulf(x1, sn)), cache.pool, {add(kBase, even)});
@@ -541,7 +520,7 @@ void StepLowering::lower(attn::AttentionOp op) {
       // The query row, rotated for RoPE layers.
       if (rope) {
         forLoop(index(0), index(hd / 2), [&](Value m) {
-          auto [c, sn] = ropeAngle(rope, hd, p32, m);
+          auto [c, sn] = emitRotaryCosSin(b, rope.getTheta().convertToDouble(), hd, p32, m);
           Value even = mul(m, index(2)), odd = add(even, index(1));
           Value x0 = load(q, {t, add(col, even)}), x1 = load(q, {t, add(col, odd)});
           store(subf(mulf(x0, c), mulf(x1, sn)), queryScratch, {even});

@@ -1,7 +1,7 @@
 //===- ConfigTest.cpp - Tests for the Cohere2 config parser ---------------===//
 //
 // Expected values come from the config files themselves and the published
-// layer layouts (/work/shared/configs/README.md, test/data/models/README.md).
+// layer layouts (test/data/configs/README.md, test/data/models/README.md).
 //
 //===----------------------------------------------------------------------===//
 #include "Model/Config.h"

@@ -2,7 +2,7 @@
 //
 // The host target emulates the FP8 rowwise recipe exactly in f32. Fed the
 // reference's tokens (teacher forcing: prompt + greedy tokens as the
-// prompt, ../shared/models/README.md), its logits must be far closer to the
+// prompt, test/data/models/README.md), its logits must be far closer to the
 // float64 emulation of the recipe (logits_fp8) than that emulation is to
 // full precision (logits): mean |ours - fp8| <= mean |fp8 - full| / 4, and
 // never NaN. Closeness to full precision alone would not show that the

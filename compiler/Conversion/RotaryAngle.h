@@ -1,0 +1,20 @@
+//===- RotaryAngle.h - The rotary embedding's angle, shared by lowerings --===//
+#ifndef COHERE2C_CONVERSION_ROTARYANGLE_H
+#define COHERE2C_CONVERSION_ROTARYANGLE_H
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <utility>
+
+namespace mlir::cohere2c {
+
+/// cos and sin (f32) of the rotary angle of pair `pair` (index) at `position`
+/// (i32): position * theta^(-2 pair / headDim) (Su et al., RoFormer; GPT-J's
+/// interleaved pairs). Computed in f64, as the float64 oracle, so that long
+/// positions keep their angle exact to f32.
+std::pair<Value, Value> emitRotaryCosSin(ImplicitLocOpBuilder &b, double theta,
+                                         int64_t headDim, Value position, Value pair);
+
+} // namespace mlir::cohere2c
+
+#endif // COHERE2C_CONVERSION_ROTARYANGLE_H
