@@ -1,0 +1,313 @@
+//===- PlanInterpreter.cpp ------------------------------------------------===//
+
+#include "PlanInterpreter.h"
+
+#include "Artifact/WeightPacking.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace cohere2c::test {
+
+namespace {
+bool startsWith(const std::string &s, const char *prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+} // namespace
+
+float PlanInterpreter::Ref::get(int64_t i) const {
+  return elementToFloat(dtype, data + i * dtypeSize(dtype));
+}
+
+void PlanInterpreter::Ref::set(int64_t i, float v) const {
+  char *p = data + i * dtypeSize(dtype);
+  switch (dtype) {
+  case DType::F32:
+    std::memcpy(p, &v, 4);
+    break;
+  case DType::BF16: {
+    uint16_t bits = floatToBF16(v);
+    std::memcpy(p, &bits, 2);
+    break;
+  }
+  default:
+    *reinterpret_cast<uint8_t *>(p) = floatToE4M3(v);
+  }
+}
+
+PlanInterpreter::PlanInterpreter(const Manifest &manifest, const WeightBuffer &weights,
+                                 int64_t numBlocks, int64_t blockSize)
+    : manifest_(manifest), weights_(weights), blockSize_(blockSize) {
+  activations_ = Precision::forTarget(manifest.precision, manifest.target)->activations;
+  for (int g = 0; g < kNumKVGroups; ++g)
+    pools_[g].assign(numBlocks * bytesPerBlock()[g], 0);
+}
+
+std::array<int64_t, kNumKVGroups> PlanInterpreter::bytesPerBlock() const {
+  return {kvBytesPerBlock(manifest_, kFullGroup, blockSize_),
+          kvBytesPerBlock(manifest_, kSlidingGroup, blockSize_)};
+}
+
+PlanInterpreter::Ref PlanInterpreter::arg(const PlanArg &a) {
+  switch (a.kind) {
+  case PlanArg::Kind::Buffer:
+    for (const PlanBuffer &b : manifest_.launchPlan.buffers)
+      if (b.name == a.name)
+        return {buffers_[a.name].data(), b.dtype};
+    break;
+  case PlanArg::Kind::Weight: {
+    const WeightEntry *w = manifest_.weights.find(a.name);
+    return {const_cast<char *>(static_cast<const char *>(weights_.data())) + w->offset,
+            w->dtype};
+  }
+  case PlanArg::Kind::Input: {
+    auto ints = [](const std::vector<int32_t> &v) {
+      return Ref{reinterpret_cast<char *>(const_cast<int32_t *>(v.data())), DType::F32};
+    };
+    if (a.name == "full_pool" || a.name == "sliding_pool")
+      return {pools_[a.name == "full_pool" ? kFullGroup : kSlidingGroup].data(), activations_};
+    if (a.name == "logits")
+      return {reinterpret_cast<char *>(logits_.data()), DType::F32};
+    if (a.name == "ids")
+      return ints(input_->ids);
+    if (a.name == "positions")
+      return ints(input_->positions);
+    if (a.name == "seqs")
+      return ints(input_->seqRows);
+    if (a.name == "full_tables")
+      return ints(input_->tables[kFullGroup]);
+    if (a.name == "sliding_tables")
+      return ints(input_->tables[kSlidingGroup]);
+    if (a.name == "logit_rows")
+      return ints(input_->logitRows);
+    break;
+  }
+  default:
+    break;
+  }
+  return {};
+}
+
+int64_t PlanInterpreter::scalar(const PlanArg &a) const {
+  return a.kind == PlanArg::Kind::Param ? params_.at(a.name) : a.value;
+}
+
+void PlanInterpreter::quantizeRow(const std::vector<float> &row, uint8_t *bytes,
+                                  float *scale) {
+  double amax = 0;
+  for (float v : row)
+    amax = std::max(amax, (double)std::fabs(v));
+  double s = std::max(amax / 448.0, 1.0 / (448.0 * 512.0));
+  for (size_t i = 0; i < row.size(); ++i)
+    bytes[i] = floatToE4M3((float)(row[i] / s));
+  *scale = (float)s;
+}
+
+void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
+  const std::string &k = step.kernel;
+  const ModelConfig &c = manifest_.config;
+  auto i32 = [](const Ref &r, int64_t i) { return reinterpret_cast<int32_t *>(r.data)[i]; };
+  auto widthOf = [&](const PlanArg &a) {
+    for (const PlanBuffer &b : manifest_.launchPlan.buffers)
+      if (b.name == a.name)
+        return b.width;
+    return int64_t(0);
+  };
+  auto layerNorm = [&](const Ref &in, const Ref &w, int64_t t, int64_t h) {
+    double mean = 0, var = 0;
+    for (int64_t d = 0; d < h; ++d)
+      mean += in.get(t * h + d);
+    mean /= h;
+    for (int64_t d = 0; d < h; ++d)
+      var += (in.get(t * h + d) - mean) * (in.get(t * h + d) - mean);
+    float rstd = 1.0f / std::sqrt((float)(var / h) + (float)c.layerNormEps);
+    std::vector<float> out(h);
+    for (int64_t d = 0; d < h; ++d)
+      out[d] = (in.get(t * h + d) - (float)mean) * rstd * w.get(d);
+    return out;
+  };
+  auto roundTo = [](float v, DType t) {
+    if (t != DType::BF16)
+      return v;
+    uint16_t bits = floatToBF16(v);
+    return elementToFloat(DType::BF16, &bits);
+  };
+  auto storeQuantized = [&](const std::vector<float> &row, int64_t t, const PlanArg &pairs,
+                            const PlanArg &scales) {
+    int64_t w = row.size();
+    quantizeRow(row, reinterpret_cast<uint8_t *>(arg(pairs).data) + t * w,
+                reinterpret_cast<float *>(arg(scales).data) + t);
+  };
+  const auto &a = step.args;
+  for (int64_t t = 0; t < gridX; ++t) {
+    if (startsWith(k, "embedding_")) {
+      Ref ids = arg(a[0]), table = arg(a[1]), out = arg(a[2]);
+      int64_t h = widthOf(a[2]);
+      for (int64_t d = 0; d < h; ++d)
+        out.set(t * h + d, table.get(i32(ids, t) * h + d));
+    } else if (startsWith(k, "layer_norm_quant_fp8_")) {
+      Ref w = arg(a[1]);
+      std::vector<float> row = layerNorm(arg(a[0]), w, t, widthOf(a[0]));
+      for (float &v : row)
+        v = roundTo(v, w.dtype);
+      storeQuantized(row, t, a[2], a[3]);
+    } else if (startsWith(k, "layer_norm_")) {
+      Ref out = arg(a[2]);
+      int64_t h = widthOf(a[2]);
+      std::vector<float> row = layerNorm(arg(a[0]), arg(a[1]), t, h);
+      for (int64_t d = 0; d < h; ++d)
+        out.set(t * h + d, row[d]);
+    } else if (startsWith(k, "kv_append_") || startsWith(k, "attention_")) {
+      bool append = startsWith(k, "kv_append_");
+      bool sliding = k.find("sliding") != std::string::npos ||
+                     startsWith(k, "kv_append_rope");
+      // kv_append: k, v, positions, seqs, tables, pool, slot, bs, width
+      // attention: q, positions, seqs, tables, pool, out, slot, bs, width
+      size_t base = append ? 2 : 1;
+      Ref positions = arg(a[base]), seqs = arg(a[base + 1]), tables = arg(a[base + 2]),
+          pool = arg(a[base + 3]);
+      int64_t slot = scalar(a[6]), bs = scalar(a[7]), tw = scalar(a[8]);
+      KVGroupIndex g = a[base + 3].name == "full_pool" ? kFullGroup : kSlidingGroup;
+      int64_t layers = manifest_.kvGroups[g].layers.size();
+      int64_t kvh = c.numKVHeads, hd = c.headDim, heads = c.numHeads;
+      int64_t p = i32(positions, t), s = i32(seqs, t);
+      auto at = [&](int64_t j, int kv, int64_t head) {
+        int64_t block = i32(tables, s * tw + j / bs);
+        return ((((block * layers + slot) * 2 + kv) * bs + j % bs) * kvh + head) * hd;
+      };
+      auto rotate = [&](std::vector<float> &x) { // interleaved pairs at position p
+        for (int64_t m = 0; m < hd / 2; ++m) {
+          double angle = p * std::pow(c.ropeTheta, -2.0 * m / hd);
+          float cs = (float)std::cos(angle), sn = (float)std::sin(angle);
+          float x0 = x[2 * m], x1 = x[2 * m + 1];
+          x[2 * m] = x0 * cs - x1 * sn;
+          x[2 * m + 1] = x1 * cs + x0 * sn;
+        }
+      };
+      if (append) {
+        Ref kk = arg(a[0]), vv = arg(a[1]);
+        for (int64_t h = 0; h < kvh; ++h) {
+          std::vector<float> key(hd);
+          for (int64_t d = 0; d < hd; ++d) {
+            key[d] = kk.get(t * kvh * hd + h * hd + d);
+            pool.set(at(p, 1, h) + d, vv.get(t * kvh * hd + h * hd + d));
+          }
+          if (sliding)
+            rotate(key);
+          for (int64_t d = 0; d < hd; ++d)
+            pool.set(at(p, 0, h) + d, key[d]);
+        }
+        continue;
+      }
+      Ref q = arg(a[0]), out = arg(a[5]);
+      int64_t first = sliding ? std::max<int64_t>(0, p - c.slidingWindow + 1) : 0;
+      for (int64_t h = 0; h < heads; ++h) {
+        int64_t kv = h / (heads / kvh);
+        std::vector<float> query(hd);
+        for (int64_t d = 0; d < hd; ++d)
+          query[d] = q.get(t * heads * hd + h * hd + d);
+        if (sliding)
+          rotate(query);
+        std::vector<double> scores;
+        double mx = -std::numeric_limits<double>::infinity();
+        for (int64_t j = first; j <= p; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < hd; ++d)
+            dot += query[d] * (double)pool.get(at(j, 0, kv) + d);
+          scores.push_back(dot / std::sqrt((double)hd));
+          mx = std::max(mx, scores.back());
+        }
+        double sum = 0;
+        std::vector<double> acc(hd, 0.0);
+        for (int64_t j = first; j <= p; ++j) {
+          double e = std::exp(scores[j - first] - mx);
+          sum += e;
+          for (int64_t d = 0; d < hd; ++d)
+            acc[d] += e * pool.get(at(j, 1, kv) + d);
+        }
+        for (int64_t d = 0; d < hd; ++d)
+          out.set(t * heads * hd + h * hd + d, (float)(acc[d] / sum));
+      }
+    } else if (startsWith(k, "quantize_fp8_")) {
+      Ref in = arg(a[0]);
+      int64_t w = widthOf(a[0]);
+      std::vector<float> row(w);
+      for (int64_t d = 0; d < w; ++d)
+        row[d] = in.get(t * w + d);
+      storeQuantized(row, t, a[1], a[2]);
+    } else if (startsWith(k, "swiglu_")) {
+      Ref g = arg(a[0]), u = arg(a[1]);
+      int64_t w = widthOf(a[0]);
+      std::vector<float> row(w);
+      for (int64_t d = 0; d < w; ++d) {
+        float x = g.get(t * w + d);
+        row[d] = roundTo(x / (1.0f + std::exp(-x)) * u.get(t * w + d), g.dtype);
+      }
+      if (startsWith(k, "swiglu_quant_fp8_")) {
+        storeQuantized(row, t, a[2], a[3]);
+      } else {
+        Ref out = arg(a[2]);
+        for (int64_t d = 0; d < w; ++d)
+          out.set(t * w + d, row[d]);
+      }
+    } else if (startsWith(k, "residual_sum")) {
+      int64_t w = widthOf(a.back());
+      Ref out = arg(a.back());
+      for (int64_t d = 0; d < w; ++d) {
+        float sum = 0;
+        for (size_t i = 0; i + 1 < a.size(); ++i)
+          sum += arg(a[i]).get(t * w + d);
+        out.set(t * w + d, sum);
+      }
+    } else if (startsWith(k, "gather_rows_")) {
+      Ref in = arg(a[0]), rows = arg(a[1]), out = arg(a[2]);
+      int64_t w = widthOf(a[2]);
+      for (int64_t d = 0; d < w; ++d)
+        out.set(t * w + d, in.get(i32(rows, t) * w + d));
+    }
+  }
+}
+
+void PlanInterpreter::gemm(const PlanStep &step, int64_t m) {
+  Ref a = arg(step.args[0]), out = arg(step.args[1]);
+  Ref w = arg({PlanArg::Kind::Weight, step.weight, 0});
+  bool fp8 = !step.weightScale.empty();
+  Ref ws = fp8 ? arg({PlanArg::Kind::Weight, step.weightScale, 0}) : Ref{};
+  Ref xs = fp8 ? arg(step.args[2]) : Ref{};
+  for (int64_t t = 0; t < m; ++t)
+    for (int64_t n = 0; n < step.n; ++n) {
+      double sum = 0;
+      for (int64_t k = 0; k < step.k; ++k)
+        sum += (double)a.get(t * step.k + k) * w.get(n * step.k + k);
+      if (fp8)
+        sum *= (double)xs.get(t) * ws.get(n);
+      out.set(t * step.n + n, (float)(step.alpha * sum));
+    }
+}
+
+Status PlanInterpreter::run(const StepInput &in, std::vector<float> &logits) {
+  input_ = &in;
+  int64_t tokens = in.ids.size(), rows = in.logitRows.size();
+  params_ = {{"tokens", tokens},
+             {"rows", rows},
+             {"block_size", blockSize_},
+             {"full_table_width", in.tableWidth[kFullGroup]},
+             {"sliding_table_width", in.tableWidth[kSlidingGroup]}};
+  logits_.assign(rows * manifest_.config.vocabSize, 0.0f);
+  for (const PlanBuffer &b : manifest_.launchPlan.buffers) {
+    int64_t n = (b.name.rfind("rows.", 0) == 0 ? rows : tokens) * b.width * dtypeSize(b.dtype);
+    if ((int64_t)buffers_[b.name].size() < n)
+      buffers_[b.name].resize(n);
+  }
+  for (const PlanStep &step : manifest_.launchPlan.steps) {
+    if (step.kind == PlanStep::Kind::Gemm)
+      gemm(step, params_.at(step.mParam));
+    else
+      kernel(step, params_.at(step.gridXParam));
+  }
+  logits = logits_;
+  return Status::success();
+}
+
+} // namespace cohere2c::test

@@ -1,0 +1,60 @@
+//===- PlanInterpreter.h - A cuda artifact's launch plan, run on the CPU --===//
+//
+// A test oracle for the cuda lowering: runs the launch plan of a cuda
+// artifact step by step on the CPU, each kernel by the semantics its name
+// and the plan say (storage rounded to the buffers' dtypes, FP8 quantized as
+// the kernels do, GEMMs accumulated in double), so that CI, which has no
+// GPU, checks what the compiler recorded: the kernels chosen, their
+// arguments, the buffers and their reuse. It does not check the PTX.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COHERE2C_TEST_PLANINTERPRETER_H
+#define COHERE2C_TEST_PLANINTERPRETER_H
+
+#include "Artifact.h"
+#include "Executor.h"
+#include "Weights.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cohere2c::test {
+
+class PlanInterpreter : public Executor {
+public:
+  PlanInterpreter(const Manifest &manifest, const WeightBuffer &weights,
+                  int64_t numBlocks, int64_t blockSize);
+
+  Status run(const StepInput &input, std::vector<float> &logits) override;
+  std::array<int64_t, kNumKVGroups> bytesPerBlock() const override;
+
+private:
+  /// A typed view of memory.
+  struct Ref {
+    char *data = nullptr;
+    DType dtype = DType::F32;
+    float get(int64_t i) const;
+    void set(int64_t i, float v) const;
+  };
+  Ref arg(const PlanArg &a);
+  int64_t scalar(const PlanArg &a) const;
+  void kernel(const PlanStep &step, int64_t gridX);
+  void gemm(const PlanStep &step, int64_t m);
+  /// FP8 rowwise quantization of `width` values into bytes and a scale.
+  static void quantizeRow(const std::vector<float> &row, uint8_t *bytes, float *scale);
+
+  const Manifest &manifest_;
+  const WeightBuffer &weights_;
+  int64_t blockSize_;
+  DType activations_;
+  std::array<std::vector<char>, kNumKVGroups> pools_;
+  std::map<std::string, std::vector<char>> buffers_;
+  std::map<std::string, int64_t> params_;
+  const StepInput *input_ = nullptr;
+  std::vector<float> logits_;
+};
+
+} // namespace cohere2c::test
+
+#endif // COHERE2C_TEST_PLANINTERPRETER_H
