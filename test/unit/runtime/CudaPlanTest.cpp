@@ -49,12 +49,7 @@ TEST_P(CudaPlanTest, PlanComputesTheModel) {
     SCOPED_TRACE(model->name + " " + name);
     auto engine = Engine::create(interpreter, manifest, options);
     ASSERT_TRUE(engine.ok()) << engine.status().message();
-    Request r;
-    r.promptIds = prompt;
-    const std::vector<int32_t> &greedy = model->greedy[name];
-    r.promptIds.insert(r.promptIds.end(), greedy.begin(), greedy.end() - 1);
-    r.maxNewTokens = 1;
-    r.recordLogits = true;
+    Request r = model->teacherForced(name);
     auto results = (*engine)->run({r});
     ASSERT_TRUE(results.ok()) << results.status().message();
     const std::vector<float> &ours = results->front().logits;

@@ -41,13 +41,7 @@ TEST_P(FP8EndToEndTest, ComputesTheFP8RowwiseRecipe) {
     SCOPED_TRACE(model->name + " " + name);
     auto engine = Engine::create(**executor, manifest, options);
     ASSERT_TRUE(engine.ok()) << engine.status().message();
-    Request r;
-    r.id = name;
-    r.promptIds = prompt;
-    const std::vector<int32_t> &greedy = model->greedy[name];
-    r.promptIds.insert(r.promptIds.end(), greedy.begin(), greedy.end() - 1);
-    r.maxNewTokens = 1;
-    r.recordLogits = true;
+    Request r = model->teacherForced(name);
     auto results = (*engine)->run({r});
     ASSERT_TRUE(results.ok()) << results.status().message();
     const std::vector<float> &ours = results->front().logits;

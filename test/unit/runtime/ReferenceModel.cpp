@@ -51,4 +51,15 @@ std::vector<float> ReferenceModel::logits(const std::string &prompt, int64_t &ro
   return out;
 }
 
+Request ReferenceModel::teacherForced(const std::string &prompt) const {
+  Request r;
+  r.id = prompt;
+  r.promptIds = prompts.at(prompt);
+  const std::vector<int32_t> &tokens = greedy.at(prompt);
+  r.promptIds.insert(r.promptIds.end(), tokens.begin(), tokens.end() - 1);
+  r.maxNewTokens = 1;
+  r.recordLogits = true;
+  return r;
+}
+
 } // namespace cohere2c::test

@@ -3,6 +3,7 @@
 #define COHERE2C_TEST_REFERENCEMODEL_H
 
 #include "Artifact.h"
+#include "scheduler/Engine.h"
 #include "Model/SafeTensors.h"
 #include "Weights.h"
 
@@ -32,6 +33,11 @@ struct ReferenceModel {
   /// rowwise recipe emulated in float64).
   std::vector<float> logits(const std::string &prompt, int64_t &rows,
                             const std::string &tensor = "logits") const;
+  /// Teacher forcing (test/data/models/README.md): the prompt followed by
+  /// all but the last greedy token, one new token, every row's logits kept,
+  /// so that the logits have the reference's rows, each conditioned on the
+  /// reference's tokens.
+  Request teacherForced(const std::string &prompt) const;
 };
 
 /// The shipped models every numeric test covers.
