@@ -275,7 +275,7 @@ Status Engine::step(std::vector<Active *> &running,
     int64_t begin = kvCache_->numComputedTokens(a->seq);
     int64_t end = begin + chunks[s];
     bool completes = end == (int64_t)a->tokens.size();
-    hasPrompt |= begin < (int64_t)a->request->promptIds.size() - 1 || chunks[s] > 1;
+    hasPrompt |= begin < (int64_t)a->request->promptIds.size() || chunks[s] > 1;
     firstLogit[s] = in.logitRows.size();
     for (int64_t p = begin; p < end; ++p) {
       int32_t row = in.ids.size();
