@@ -15,5 +15,9 @@ int main(int argc, char **argv) {
   mlir::cohere2c::registerPipelineDependencies(registry);
   registry.insert<mlir::cohere2c::attn::AttnDialect>();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "cohere2c optimizer driver\n", registry));
+      argc, argv,
+      "cohere2c-opt: mlir-opt with the attn dialect and its passes\n\n"
+      "  cohere2c-opt --attn-quantize-fp8-rowwise --cse step.mlir\n"
+      "  cohere2c-opt --convert-attn-to-host step.mlir\n",
+      registry));
 }
