@@ -22,16 +22,6 @@ std::vector<KVGroup> kvGroupsFor(const ModelConfig &config) {
   return groups;
 }
 
-KVSlot kvSlotOf(const ModelConfig &config, int64_t layer) {
-  KVGroupIndex group = config.layerKinds[layer] == LayerKind::Full
-                           ? kFullGroup
-                           : kSlidingGroup;
-  int64_t slot = 0;
-  for (int64_t i = 0; i < layer; ++i)
-    slot += (config.layerKinds[i] == config.layerKinds[layer]);
-  return {group, slot};
-}
-
 int64_t kvBytesPerBlock(const Manifest &m, KVGroupIndex group,
                         int64_t blockSize) {
   StatusOr<Precision> precision = Precision::forTarget(m.precision, m.target);

@@ -35,13 +35,6 @@ enum KVGroupIndex { kFullGroup = 0, kSlidingGroup = 1, kNumKVGroups = 2 };
 
 std::vector<KVGroup> kvGroupsFor(const ModelConfig &config);
 
-/// Slot of `layer` in its group's pool, and the group.
-struct KVSlot {
-  KVGroupIndex group;
-  int64_t slot;
-};
-KVSlot kvSlotOf(const ModelConfig &config, int64_t layer);
-
 struct Manifest {
   /// 2: weights_id, and OUT.weights files with a header (WeightsFile.h).
   static constexpr int kFormatVersion = 2;

@@ -15,6 +15,7 @@
 
 #include "Conversion/AttnToGPU/AttnToGPU.h"
 
+#include "Conversion/KVCachePlacement.h"
 #include "Conversion/RotaryAngle.h"
 #include "Frontend/ModelToAttn.h"
 #include "cohere2c/Dialect/Attn/IR/Attn.h"
@@ -263,22 +264,6 @@ private:
     s.k = k;
     s.alpha = alpha;
     plan.steps.push_back(std::move(s));
-  }
-  int64_t layersInGroup(bool sliding) {
-    int64_t n = 0;
-    module.walk([&](attn::AttentionOp op) {
-      n += op.getSlidingWindow().has_value() == sliding;
-    });
-    return n;
-  }
-  int64_t slotOf(attn::AttentionOp op) {
-    bool sliding = op.getSlidingWindow().has_value();
-    int64_t slot = 0;
-    module.walk([&](attn::AttentionOp other) {
-      slot += other.getSlidingWindow().has_value() == sliding &&
-              other.getKvSlot() < op.getKvSlot();
-    });
-    return slot;
   }
 
   ModuleOp module;
@@ -749,7 +734,6 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
     for (Value operand : op.getOperands())
       lastUse[operand] = &op;
   auto weightOf = [&](FlatSymbolRefAttr ref) { return ref.getValue(); };
-  int64_t fullLayers = layersInGroup(false), slidingLayers = layersInGroup(true);
 
   for (Operation &op : body) {
     if (isa<func::ReturnOp>(op))
@@ -797,11 +781,11 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
                                      "multiple of 32, found ")
                        << o.getHeadDim();
               Type e = cast<RankedTensorType>(o.getType()).getElementType();
-              bool sliding = o.getSlidingWindow().has_value();
-              int64_t layers = sliding ? slidingLayers : fullLayers;
-              std::string group = sliding ? "sliding" : "full";
+              KVCachePlacement placement = kvCachePlacementOf(o);
+              int64_t layers = placement.layersInGroup;
+              std::string group = placement.sliding ? "sliding" : "full";
               PlanArg tables = input(group + "_tables"), pool = input(group + "_pool");
-              PlanArg slot = constant(slotOf(o)), bs = param("block_size"),
+              PlanArg slot = constant(placement.slot), bs = param("block_size"),
                       width = param(group + "_table_width");
               std::string q = buffers[o.getQ()];
               kernelStep(kvAppendKernel(e, o, layers), "tokens", 1, kRowThreads,

@@ -10,6 +10,7 @@
 
 #include "Conversion/AttnToHost/AttnToHost.h"
 
+#include "Conversion/KVCachePlacement.h"
 #include "Conversion/RotaryAngle.h"
 #include "Frontend/ModelToAttn.h"
 #include "cohere2c/Dialect/Attn/IR/Attn.h"
@@ -435,18 +436,12 @@ void StepLowering::lower(attn::LogitsOp op) {
 }
 
 CacheSlot StepLowering::cacheSlotOf(attn::AttentionOp op) {
-  // Layers of a kind share a group; a layer's slot is its rank among them.
-  bool sliding = op.getSlidingWindow().has_value();
+  KVCachePlacement placement = kvCachePlacementOf(op);
   CacheSlot slot;
-  slot.tables = arg(sliding ? kSlidingTables : kFullTables);
-  slot.pool = arg(sliding ? kSlidingPool : kFullPool);
-  module.walk([&](attn::AttentionOp other) {
-    if (other.getSlidingWindow().has_value() != sliding)
-      return;
-    if (other.getKvSlot() < op.getKvSlot())
-      ++slot.slot;
-    ++slot.layersInGroup;
-  });
+  slot.tables = arg(placement.sliding ? kSlidingTables : kFullTables);
+  slot.pool = arg(placement.sliding ? kSlidingPool : kFullPool);
+  slot.slot = placement.slot;
+  slot.layersInGroup = placement.layersInGroup;
   return slot;
 }
 
