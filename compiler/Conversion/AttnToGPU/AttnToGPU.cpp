@@ -52,8 +52,10 @@ namespace {
 /// The nominal size of a flat kernel argument: bare-pointer kernel
 /// arguments need a static shape; only the pointer is passed.
 constexpr int64_t kFlat = int64_t(1) << 40;
-constexpr int64_t kRowThreads = 256;    // threads of the per-row kernels
+constexpr int64_t kChunkThreads = 256;  // elementwise kernels: threads per chunk
+constexpr int64_t kReduceScratch = 32;  // block reductions: a float per warp
 constexpr int64_t kAttentionWarps = 16; // attention: warps per (token, head)
+constexpr int64_t kKeysInFlight = 4;    // attention: keys a warp loads at once
 constexpr int64_t kWarp = 32;
 
 DType dtypeOf(Type t) {
@@ -86,6 +88,18 @@ PlanArg param(const std::string &name) {
   return {PlanArg::Kind::Param, name, 0};
 }
 PlanArg constant(int64_t v) { return {PlanArg::Kind::Int, "", v}; }
+
+/// Threads of a kernel holding a row of `width` values in registers: a power
+/// of two in [32, 1024], at most 8 pairs per thread below 16384 values.
+int64_t rowThreads(int64_t width) {
+  int64_t threads = kWarp;
+  while (threads < 1024 && threads * 16 < width)
+    threads *= 2;
+  return threads;
+}
+
+/// Blocks of kChunkThreads covering `width` elements.
+int64_t chunksOf(int64_t width) { return (width + kChunkThreads - 1) / kChunkThreads; }
 
 /// Generates kernels into one gpu.module and records the launch plan.
 class KernelGenerator {
@@ -133,6 +147,11 @@ private:
   void forThreads(int64_t n, function_ref<void(Value)> body) {
     forLoop(threadId, index(n), index(blockThreads), body);
   }
+  /// silu(g) = g / (1 + exp(-g)), in f32.
+  Value silu(Value g) {
+    return arith::DivFOp::create(
+        b, g, addf(f32(1), math::ExpOp::create(b, arith::NegFOp::create(b, g))));
+  }
   /// Runs `body` only on threads where `cond` holds.
   void ifThen(Value cond, function_ref<void()> body) {
     auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
@@ -140,7 +159,7 @@ private:
     b.setInsertionPoint(op.thenBlock()->getTerminator());
     body();
   }
-  /// Sum of `v` over the block's threads (tree in shared memory).
+  /// Sum of `v` over the block's threads.
   Value blockSum(Value v) {
     return blockReduce(v, [&](Value x, Value y) { return addf(x, y); });
   }
@@ -150,43 +169,114 @@ private:
       return arith::MaximumFOp::create(b, x, y);
     });
   }
-  /// `combine` of `v` over the block's threads (tree in shared memory).
+  /// `combine` of `v` over the block's threads: butterfly shuffles within
+  /// each warp, then every thread combines the warps' results from shared
+  /// memory (kReduceScratch floats).
   Value blockReduce(Value v, function_ref<Value(Value, Value)> combine) {
-    memref::StoreOp::create(b, v, scratch, ValueRange{threadId});
+    for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
+      v = combine(v, gpu::ShuffleOp::create(b, v, offset, kWarp, gpu::ShuffleMode::XOR)
+                         .getShuffleResult());
+    int64_t warps = blockThreads / kWarp;
+    if (warps == 1)
+      return v;
+    Value warp = arith::DivUIOp::create(b, threadId, index(kWarp));
+    Value lane = arith::RemUIOp::create(b, threadId, index(kWarp));
+    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, index(0)),
+           [&] { memref::StoreOp::create(b, v, scratch, ValueRange{warp}); });
     gpu::BarrierOp::create(b);
-    for (int64_t s = blockThreads / 2; s > 0; s /= 2) {
-      Value lt = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, threadId, index(s));
-      ifThen(lt, [&] {
-        Value other = memref::LoadOp::create(b, scratch, ValueRange{add(threadId, index(s))});
-        Value mine = memref::LoadOp::create(b, scratch, ValueRange{threadId});
-        memref::StoreOp::create(b, combine(mine, other), scratch, ValueRange{threadId});
-      });
-      gpu::BarrierOp::create(b);
-    }
     Value result = memref::LoadOp::create(b, scratch, ValueRange{index(0)});
+    for (int64_t w = 1; w < warps; ++w)
+      result = combine(result, memref::LoadOp::create(b, scratch, ValueRange{index(w)}));
     gpu::BarrierOp::create(b); // scratch is reused by the next reduction
     return result;
   }
-  /// Quantizes row t of `width` values (valueAt(d), f32) to FP8 rowwise:
+
+  /// One pair (x[2 pair], x[2 pair + 1]) of a row held in registers. Where
+  /// `valid` is set (a partial last round), invalid pairs hold zeros.
+  struct RowPair {
+    Value pair, valid, x0, x1;
+  };
+  /// Loads a row of `width` (even) values into registers: thread x holds
+  /// pairs x, x + blockDim, ...; all loads are issued before any use, so a
+  /// row costs one memory latency, not one per element.
+  SmallVector<RowPair> loadRow(int64_t width, function_ref<Value(Value)> valueAt) {
+    SmallVector<RowPair> row;
+    int64_t pairs = width / 2;
+    for (int64_t first = 0; first < pairs; first += blockThreads) {
+      RowPair p;
+      p.pair = add(threadId, index(first));
+      if (first + blockThreads > pairs) {
+        p.valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, p.pair, index(pairs));
+        p.pair = arith::SelectOp::create(b, p.valid, p.pair, index(0));
+      }
+      Value even = mul(p.pair, index(2));
+      p.x0 = valueAt(even);
+      p.x1 = valueAt(add(even, index(1)));
+      row.push_back(p);
+    }
+    return mapRow(row, [](Value x, Value) { return x; });
+  }
+  /// fn(x, d) of every element d of a row (zeros where invalid).
+  SmallVector<RowPair> mapRow(ArrayRef<RowPair> row, function_ref<Value(Value, Value)> fn) {
+    SmallVector<RowPair> out;
+    for (RowPair p : row) {
+      Value even = mul(p.pair, index(2));
+      p.x0 = fn(p.x0, even);
+      p.x1 = fn(p.x1, add(even, index(1)));
+      if (p.valid) {
+        p.x0 = arith::SelectOp::create(b, p.valid, p.x0, f32(0));
+        p.x1 = arith::SelectOp::create(b, p.valid, p.x1, f32(0));
+      }
+      out.push_back(p);
+    }
+    return out;
+  }
+  /// `combine` over the elements of a row held in registers, then the block.
+  Value reduceRow(ArrayRef<RowPair> row, function_ref<Value(Value, Value)> combine) {
+    Value v = combine(row[0].x0, row[0].x1);
+    for (const RowPair &p : row.drop_front())
+      v = combine(v, combine(p.x0, p.x1));
+    return blockReduce(v, combine);
+  }
+  /// Runs `body` for each valid pair of a row.
+  void forEachPair(ArrayRef<RowPair> row, function_ref<void(const RowPair &)> body) {
+    for (const RowPair &p : row) {
+      if (p.valid)
+        ifThen(p.valid, [&] { body(p); });
+      else
+        body(p);
+    }
+  }
+  /// Stores a row held in registers at out[rowBase + d].
+  void storeRow(ArrayRef<RowPair> row, Value out, Value rowBase) {
+    forEachPair(row, [&](const RowPair &p) {
+      Value even = add(rowBase, mul(p.pair, index(2)));
+      store(p.x0, out, even);
+      store(p.x1, out, add(even, index(1)));
+    });
+  }
+  /// The element of a 2-D launch over (row, chunk of blockDim elements):
+  /// runs `body` with d = blockIdx.y * blockDim + threadIdx.x where d < width.
+  void forChunkElement(int64_t width, function_ref<void(Value)> body) {
+    Value d = add(mul(gpu::BlockIdOp::create(b, gpu::Dimension::y), index(blockThreads)),
+                  threadId);
+    if (width % blockThreads == 0)
+      return body(d);
+    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, d, index(width)),
+           [&] { body(d); });
+  }
+  /// Quantizes row t (held in registers) to FP8 rowwise:
   /// scale = max(amax / 448, 1 / (448 * 512)); each pair (x[2j], x[2j+1])
   /// becomes one i16 of two e4m3 bytes through cvt.rn.satfinite.e4m3x2.f32.
   /// The quotient x / scale is formed in f64, as the reference does, so that
   /// exact halfway cases round to even as there.
-  void emitRowQuantize(Value t, int64_t width, function_ref<Value(Value)> valueAt,
-                       Value pairs, Value scales) {
+  void emitRowQuantize(Value t, int64_t width, ArrayRef<RowPair> row, Value pairs,
+                       Value scales) {
     Type f64 = b.getF64Type();
     auto wide = [&](Value v) { return arith::ExtFOp::create(b, f64, v); };
     auto f64c = [&](double v) { return arith::ConstantOp::create(b, b.getF64FloatAttr(v)); };
-    auto loop = scf::ForOp::create(b, threadId, index(width), index(blockThreads),
-                                   ValueRange{f32(0)});
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToEnd(loop.getBody());
-      Value a = math::AbsFOp::create(b, valueAt(loop.getInductionVar()));
-      scf::YieldOp::create(b, ValueRange{arith::MaximumFOp::create(
-                                  b, loop.getRegionIterArgs()[0], a)});
-    }
-    Value amax = blockMax(loop.getResult(0));
+    Value amax = reduceRow(mapRow(row, [&](Value x, Value) { return math::AbsFOp::create(b, x); }),
+                           [&](Value x, Value y) { return arith::MaximumFOp::create(b, x, y); });
     Value scale = arith::MaximumFOp::create(b, arith::DivFOp::create(b, wide(amax), f64c(448)),
                                             f64c(1.0 / (448.0 * 512.0)));
     Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, threadId, index(0));
@@ -194,20 +284,17 @@ private:
       memref::StoreOp::create(b, arith::TruncFOp::create(b, b.getF32Type(), scale),
                               scales, ValueRange{t});
     });
-    auto quotient = [&](Value d) {
-      return arith::TruncFOp::create(b, b.getF32Type(),
-                                     arith::DivFOp::create(b, wide(valueAt(d)), scale));
+    auto quotient = [&](Value x) {
+      return arith::TruncFOp::create(b, b.getF32Type(), arith::DivFOp::create(b, wide(x), scale));
     };
-    forThreads(width / 2, [&](Value j) {
-      Value even = mul(j, index(2));
+    forEachPair(row, [&](const RowPair &p) {
       // The first operand lands in the upper byte (MLIR-NOTES): pass
       // (x[2j+1], x[2j]) to store the bytes in order.
       Value packed = NVVM::ConvertF32x2ToF8x2Op::create(
-          b, b.getI16Type(), quotient(add(even, index(1))), quotient(even),
-          NVVM::FPRoundingMode::RN, NVVM::SaturationMode::SATFINITE, false,
-          Float8E4M3FNType::get(b.getContext()));
+          b, b.getI16Type(), quotient(p.x1), quotient(p.x0), NVVM::FPRoundingMode::RN,
+          NVVM::SaturationMode::SATFINITE, false, Float8E4M3FNType::get(b.getContext()));
       memref::StoreOp::create(b, packed, pairs,
-                              ValueRange{add(mul(t, index(width / 2)), j)});
+                              ValueRange{add(mul(t, index(width / 2)), p.pair)});
     });
   }
   /// v rounded to `type` (as an unfused op storing it would), as f32.
@@ -236,8 +323,8 @@ private:
   std::string quantizeKernel(Type input, int64_t width);
   std::string layerNormQuantKernel(Type input, Type normType, int64_t hidden, double eps);
   std::string swigluQuantKernel(Type e, int64_t width);
-  void emitLayerNormStats(Value in, Value rowBase, int64_t hidden, double eps,
-                          Value &mean, Value &rstd);
+  SmallVector<RowPair> emitLayerNorm(Value in, Value w, Value rowBase, int64_t hidden,
+                                     double eps);
 
   // --- plan ------------------------------------------------------------------
   /// The buffer holding `v`, allocated from the free list of its shape.
@@ -304,18 +391,18 @@ bool KernelGenerator::beginKernel(const std::string &name, ArrayRef<Type> args,
 
 void KernelGenerator::endKernel() { gpu::ReturnOp::create(b); }
 
-// out[t, :] = table[ids[t], :]; one block per token.
+// out[t, :] = table[ids[t], :]; a block per (token, chunk).
 std::string KernelGenerator::embeddingKernel(Type table, Type result,
                                              int64_t hidden) {
   std::string name = sanitize("embedding_" + std::to_string(hidden));
   if (!beginKernel(name, {flat(b.getI32Type()), flat(table), flat(result)},
-                   kRowThreads, 0))
+                   kChunkThreads, 0))
     return name;
   Value ids = kernel.getArgument(0), weights = kernel.getArgument(1),
         out = kernel.getArgument(2);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value row = toIndex(load(ids, t));
-  forThreads(hidden, [&](Value d) {
+  forChunkElement(hidden, [&](Value d) {
     store(load(weights, add(mul(row, index(hidden)), d)), out,
           add(mul(t, index(hidden)), d));
   });
@@ -323,87 +410,69 @@ std::string KernelGenerator::embeddingKernel(Type table, Type result,
   return name;
 }
 
-// Cohere LayerNorm, statistics in f32; one block per row.
+// Cohere LayerNorm, statistics in f32; one block per row, held in registers.
 std::string KernelGenerator::layerNormKernel(Type input, Type e, int64_t hidden,
                                              double eps) {
   std::string name = sanitize("layer_norm_" + std::to_string(hidden) + "_eps" +
                               std::to_string(eps));
-  if (!beginKernel(name, {flat(input), flat(e), flat(e)}, kRowThreads, kRowThreads))
+  if (!beginKernel(name, {flat(input), flat(e), flat(e)}, rowThreads(hidden),
+                   kReduceScratch))
     return name;
   Value in = kernel.getArgument(0), w = kernel.getArgument(1), out = kernel.getArgument(2);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value rowBase = mul(t, index(hidden));
-  Value mean, rstd;
-  emitLayerNormStats(in, rowBase, hidden, eps, mean, rstd);
-  forThreads(hidden, [&](Value d) {
-    Value x = subf(load(in, add(rowBase, d)), mean);
-    store(mulf(mulf(x, rstd), load(w, d)), out, add(rowBase, d));
-  });
+  storeRow(emitLayerNorm(in, w, rowBase, hidden, eps), out, rowBase);
   endKernel();
   return name;
 }
 
-/// Mean and 1/sqrt(variance + eps) of the row at rowBase, in f32.
-void KernelGenerator::emitLayerNormStats(Value in, Value rowBase, int64_t hidden,
-                                         double eps, Value &mean, Value &rstd) {
-  auto partial = [&](function_ref<Value(Value)> term) {
-    auto loop = scf::ForOp::create(b, threadId, index(hidden), index(blockThreads),
-                                   ValueRange{f32(0)});
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(loop.getBody());
-    Value next = addf(loop.getRegionIterArgs()[0], term(loop.getInductionVar()));
-    scf::YieldOp::create(b, next);
-    return loop.getResult(0);
-  };
+/// The normalized row at rowBase, in f32 registers: (x - mean) / sqrt(var + eps) * w.
+SmallVector<KernelGenerator::RowPair>
+KernelGenerator::emitLayerNorm(Value in, Value w, Value rowBase, int64_t hidden, double eps) {
+  SmallVector<RowPair> row = loadRow(hidden, [&](Value d) { return load(in, add(rowBase, d)); });
   Value n = f32(hidden);
-  mean = arith::DivFOp::create(
-      b, blockSum(partial([&](Value d) { return load(in, add(rowBase, d)); })), n);
-  Value var = arith::DivFOp::create(b, blockSum(partial([&](Value d) {
-                                      Value c = subf(load(in, add(rowBase, d)), mean);
-                                      return mulf(c, c);
-                                    })),
-                                    n);
-  rstd = math::RsqrtOp::create(b, addf(var, f32(eps)));
+  Value mean = arith::DivFOp::create(b, reduceRow(row, [&](Value x, Value y) { return addf(x, y); }), n);
+  SmallVector<RowPair> centered = mapRow(row, [&](Value x, Value) { return subf(x, mean); });
+  Value var = arith::DivFOp::create(
+      b,
+      reduceRow(mapRow(centered, [&](Value x, Value) { return mulf(x, x); }),
+                [&](Value x, Value y) { return addf(x, y); }),
+      n);
+  Value rstd = math::RsqrtOp::create(b, addf(var, f32(eps)));
+  return mapRow(centered, [&](Value x, Value d) { return mulf(mulf(x, rstd), load(w, d)); });
 }
 
 // Per-token FP8 quantization of a row; one block per row.
 std::string KernelGenerator::quantizeKernel(Type input, int64_t width) {
   std::string name = sanitize("quantize_fp8_" + std::to_string(width));
   if (!beginKernel(name, {flat(input), flat(b.getI16Type()), flat(b.getF32Type())},
-                   kRowThreads, kRowThreads))
+                   rowThreads(width), kReduceScratch))
     return name;
   Value in = kernel.getArgument(0);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value rowBase = mul(t, index(width));
-  emitRowQuantize(t, width, [&](Value d) { return load(in, add(rowBase, d)); },
+  emitRowQuantize(t, width, loadRow(width, [&](Value d) { return load(in, add(rowBase, d)); }),
                   kernel.getArgument(1), kernel.getArgument(2));
   endKernel();
   return name;
 }
 
-// LayerNorm and the FP8 quantization of its output in one kernel: the row is
-// normalized (and rounded to the norm's type, as unfused) twice, for its
-// amax and for the quantized values, and never written out in between.
+// LayerNorm and the FP8 quantization of its output in one kernel: the
+// normalized row (rounded to the norm's type, as unfused) stays in registers.
 std::string KernelGenerator::layerNormQuantKernel(Type input, Type normType,
                                                   int64_t hidden, double eps) {
   std::string name = sanitize("layer_norm_quant_fp8_" + std::to_string(hidden) + "_eps" +
                               std::to_string(eps));
   if (!beginKernel(name, {flat(input), flat(normType), flat(b.getI16Type()),
                           flat(b.getF32Type())},
-                   kRowThreads, kRowThreads))
+                   rowThreads(hidden), kReduceScratch))
     return name;
   Value in = kernel.getArgument(0), w = kernel.getArgument(1);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value rowBase = mul(t, index(hidden));
-  Value mean, rstd;
-  emitLayerNormStats(in, rowBase, hidden, eps, mean, rstd);
-  emitRowQuantize(
-      t, hidden,
-      [&](Value d) {
-        Value x = subf(load(in, add(rowBase, d)), mean);
-        return roundTo(mulf(mulf(x, rstd), load(w, d)), normType);
-      },
-      kernel.getArgument(2), kernel.getArgument(3));
+  SmallVector<RowPair> normalized = mapRow(emitLayerNorm(in, w, rowBase, hidden, eps),
+                                           [&](Value x, Value) { return roundTo(x, normType); });
+  emitRowQuantize(t, hidden, normalized, kernel.getArgument(2), kernel.getArgument(3));
   endKernel();
   return name;
 }
@@ -412,27 +481,22 @@ std::string KernelGenerator::layerNormQuantKernel(Type input, Type normType,
 std::string KernelGenerator::swigluQuantKernel(Type e, int64_t width) {
   std::string name = sanitize("swiglu_quant_fp8_" + std::to_string(width));
   if (!beginKernel(name, {flat(e), flat(e), flat(b.getI16Type()), flat(b.getF32Type())},
-                   kRowThreads, kRowThreads))
+                   rowThreads(width), kReduceScratch))
     return name;
   Value gate = kernel.getArgument(0), up = kernel.getArgument(1);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value rowBase = mul(t, index(width));
-  emitRowQuantize(
-      t, width,
-      [&](Value d) {
-        Value i = add(rowBase, d);
-        Value g = load(gate, i);
-        Value silu = arith::DivFOp::create(
-            b, g, addf(f32(1), math::ExpOp::create(b, arith::NegFOp::create(b, g))));
-        return roundTo(mulf(silu, load(up, i)), e);
-      },
-      kernel.getArgument(2), kernel.getArgument(3));
+  SmallVector<RowPair> row = loadRow(width, [&](Value d) {
+    Value i = add(rowBase, d);
+    return roundTo(mulf(silu(load(gate, i)), load(up, i)), e);
+  });
+  emitRowQuantize(t, width, row, kernel.getArgument(2), kernel.getArgument(3));
   endKernel();
   return name;
 }
 
 // Writes K (rotated on RoPE layers) and V of each token into its block of
-// the paged cache. One block per token.
+// the paged cache. A block per (token, chunk of feature pairs).
 // Pool layout: [blocks][layers of the group][K, V][block size][KV heads][hd].
 std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
                                             int64_t groupLayers) {
@@ -446,7 +510,7 @@ std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
   // k, v, positions, seqs, tables, pool, slot, block_size, table_width
   if (!beginKernel(name, {flat(e), flat(e), flat(i32), flat(i32), flat(i32), flat(e), i64,
                           i64, i64},
-                   kRowThreads, 0))
+                   kChunkThreads, 0))
     return name;
   Value k = kernel.getArgument(0), v = kernel.getArgument(1);
   Value positions = kernel.getArgument(2), seqs = kernel.getArgument(3),
@@ -464,32 +528,26 @@ std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
     return mul(add(mul(plane, bs), inBlock), index(kvWidth));
   };
   Value kBase = base(0), vBase = base(1), row = mul(t, index(kvWidth));
-  forThreads(kvWidth, [&](Value i) {
-    memref::StoreOp::create(b, memref::LoadOp::create(b, v, ValueRange{add(row, i)}),
-                            pool, ValueRange{add(vBase, i)});
+  double theta = rope ? rope.getTheta().convertToDouble() : 0;
+  // Pair i is (x[2m], x[2m+1]) of head i / (hd/2), m = i % (hd/2).
+  forChunkElement(kvWidth / 2, [&](Value i) {
+    Value even = mul(i, index(2)), odd = add(even, index(1));
+    auto copy = [&](Value src, Value dstBase, Value d) {
+      memref::StoreOp::create(b, memref::LoadOp::create(b, src, ValueRange{add(row, d)}),
+                              pool, ValueRange{add(dstBase, d)});
+    };
+    copy(v, vBase, even);
+    copy(v, vBase, odd);
+    if (!rope) {
+      copy(k, kBase, even);
+      copy(k, kBase, odd);
+      return;
+    }
+    auto [c, sn] = emitRotaryCosSin(b, theta, hd, p32, arith::RemUIOp::create(b, i, index(hd / 2)));
+    Value x0 = load(k, add(row, even)), x1 = load(k, add(row, odd));
+    store(subf(mulf(x0, c), mulf(x1, sn)), pool, add(kBase, even));
+    store(addf(mulf(x1, c), mulf(x0, sn)), pool, add(kBase, odd));
   });
-  if (!rope) {
-    forThreads(kvWidth, [&](Value i) {
-      memref::StoreOp::create(b, memref::LoadOp::create(b, k, ValueRange{add(row, i)}),
-                              pool, ValueRange{add(kBase, i)});
-    });
-    endKernel();
-    return name;
-  }
-  double theta = rope.getTheta().convertToDouble();
-  // Pair index i covers (x[2m], x[2m+1]) of head i / (hd/2), m = i % (hd/2).
-  auto rotate = [&](Value src, Value srcBase, Value dst, Value dstBase, int64_t pairs) {
-    forThreads(pairs, [&](Value i) {
-      Value head = arith::DivUIOp::create(b, i, index(hd / 2));
-      Value m = arith::RemUIOp::create(b, i, index(hd / 2));
-      auto [c, sn] = emitRotaryCosSin(b, theta, hd, p32, m);
-      Value even = add(mul(head, index(hd)), mul(m, index(2))), odd = add(even, index(1));
-      Value x0 = load(src, add(srcBase, even)), x1 = load(src, add(srcBase, odd));
-      store(subf(mulf(x0, c), mulf(x1, sn)), dst, add(dstBase, even));
-      store(addf(mulf(x1, c), mulf(x0, sn)), dst, add(dstBase, odd));
-    });
-  };
-  rotate(k, row, pool, kBase, kvWidth / 2);
   endKernel();
   return name;
 }
@@ -575,32 +633,57 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
   SmallVector<Value> init = {f32(-std::numeric_limits<float>::infinity()), f32(0)};
   for (int64_t i = 0; i < perLane; ++i)
     init.push_back(f32(0));
-  auto loop = scf::ForOp::create(b, lo, hi, index(1), init);
+  // kKeysInFlight keys per iteration: their table entries, K and V rows are
+  // loaded independently, so a warp waits one memory latency per group of
+  // keys, not per key. Keys past hi are read at hi - 1 and weigh nothing.
+  auto loop = scf::ForOp::create(b, lo, hi, index(kKeysInFlight), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(loop.getBody());
-    Value j = loop.getInductionVar();
+    Value j0 = loop.getInductionVar();
     ValueRange carried = loop.getRegionIterArgs();
-    Value block = toIndex(load(tables, add(mul(s, width), arith::DivUIOp::create(b, j, bs))));
-    Value inBlock = arith::RemUIOp::create(b, j, bs);
-    Value plane = mul(add(mul(block, index(groupLayers)), slot), index(2));
-    Value kBase = add(mul(add(mul(plane, bs), inBlock), index(kvWidth)), headOffset);
-    Value vBase = add(mul(add(mul(add(plane, index(1)), bs), inBlock), index(kvWidth)),
-                      headOffset);
-    Value dot = f32(0);
-    for (int64_t i = 0; i < perLane; ++i)
-      dot = addf(dot, mulf(qv[i], load(pool, add(kBase, index(i)))));
+    Value last = arith::SubIOp::create(b, hi, index(1));
+    SmallVector<Value> dots, valid;
+    SmallVector<SmallVector<Value>> values;
+    for (int64_t u = 0; u < kKeysInFlight; ++u) {
+      Value ju = add(j0, index(u));
+      valid.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, ju, hi));
+      Value j = arith::MinUIOp::create(b, ju, last);
+      Value block = toIndex(load(tables, add(mul(s, width), arith::DivUIOp::create(b, j, bs))));
+      Value inBlock = arith::RemUIOp::create(b, j, bs);
+      Value plane = mul(add(mul(block, index(groupLayers)), slot), index(2));
+      Value kBase = add(mul(add(mul(plane, bs), inBlock), index(kvWidth)), headOffset);
+      Value vBase = add(mul(add(mul(add(plane, index(1)), bs), inBlock), index(kvWidth)),
+                        headOffset);
+      Value dot = f32(0);
+      for (int64_t i = 0; i < perLane; ++i)
+        dot = addf(dot, mulf(qv[i], load(pool, add(kBase, index(i)))));
+      dots.push_back(dot);
+      values.emplace_back();
+      for (int64_t i = 0; i < perLane; ++i)
+        values.back().push_back(load(pool, add(vBase, index(i))));
+    }
     for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
-      dot = addf(dot, gpu::ShuffleOp::create(b, dot, offset, kWarp, gpu::ShuffleMode::XOR)
-                          .getShuffleResult());
-    Value m = carried[0], l = carried[1];
-    Value mNew = arith::MaximumFOp::create(b, m, dot);
+      for (Value &dot : dots)
+        dot = addf(dot, gpu::ShuffleOp::create(b, dot, offset, kWarp, gpu::ShuffleMode::XOR)
+                            .getShuffleResult());
+    Value minusInf = f32(-std::numeric_limits<float>::infinity());
+    Value m = carried[0], l = carried[1], mNew = m;
+    for (int64_t u = 0; u < kKeysInFlight; ++u) {
+      dots[u] = arith::SelectOp::create(b, valid[u], dots[u], minusInf);
+      mNew = arith::MaximumFOp::create(b, mNew, dots[u]);
+    }
+    // mNew is finite: key j0 < hi is valid.
     Value correction = math::ExpOp::create(b, subf(m, mNew));
-    Value weight = math::ExpOp::create(b, subf(dot, mNew));
-    SmallVector<Value> next = {mNew, addf(mulf(l, correction), weight)};
+    SmallVector<Value> next = {mNew, mulf(l, correction)};
     for (int64_t i = 0; i < perLane; ++i)
-      next.push_back(addf(mulf(carried[2 + i], correction),
-                          mulf(weight, load(pool, add(vBase, index(i))))));
+      next.push_back(mulf(carried[2 + i], correction));
+    for (int64_t u = 0; u < kKeysInFlight; ++u) {
+      Value weight = math::ExpOp::create(b, subf(dots[u], mNew));
+      next[1] = addf(next[1], weight);
+      for (int64_t i = 0; i < perLane; ++i)
+        next[2 + i] = addf(next[2 + i], mulf(weight, values[u][i]));
+    }
     scf::YieldOp::create(b, next);
   }
   // Publish this warp's partial result.
@@ -639,25 +722,23 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
   return name;
 }
 
-// silu(g) * u; one block per row.
+// silu(g) * u; a block per (row, chunk).
 std::string KernelGenerator::swigluKernel(Type e, int64_t width) {
   std::string name = sanitize("swiglu_" + std::to_string(width));
-  if (!beginKernel(name, {flat(e), flat(e), flat(e)}, kRowThreads, 0))
+  if (!beginKernel(name, {flat(e), flat(e), flat(e)}, kChunkThreads, 0))
     return name;
   Value gate = kernel.getArgument(0), up = kernel.getArgument(1), out = kernel.getArgument(2);
   Value row = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), index(width));
-  forThreads(width, [&](Value d) {
+  forChunkElement(width, [&](Value d) {
     Value i = add(row, d);
-    Value g = load(gate, i);
-    Value silu = arith::DivFOp::create(
-        b, g, addf(f32(1), math::ExpOp::create(b, arith::NegFOp::create(b, g))));
-    store(mulf(silu, load(up, i)), out, i);
+    store(mulf(silu(load(gate, i)), load(up, i)), out, i);
   });
   endKernel();
   return name;
 }
 
-// The parallel block's residual: out = x + attention + mlp; one block per row.
+// The parallel block's residual: out = x + attention + mlp; a block per
+// (row, chunk).
 std::string KernelGenerator::residualKernel(TypeRange inputs, Type result,
                                             int64_t width) {
   std::string name = sanitize("residual_sum" + std::to_string(inputs.size()) + "_" +
@@ -666,10 +747,10 @@ std::string KernelGenerator::residualKernel(TypeRange inputs, Type result,
   for (Type t : inputs)
     args.push_back(flat(t));
   args.push_back(flat(result));
-  if (!beginKernel(name, args, kRowThreads, 0))
+  if (!beginKernel(name, args, kChunkThreads, 0))
     return name;
   Value row = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), index(width));
-  forThreads(width, [&](Value d) {
+  forChunkElement(width, [&](Value d) {
     Value i = add(row, d);
     Value sum = load(kernel.getArgument(0), i);
     for (size_t a = 1; a < inputs.size(); ++a)
@@ -680,15 +761,16 @@ std::string KernelGenerator::residualKernel(TypeRange inputs, Type result,
   return name;
 }
 
-// out[r, :] = in[rows[r], :]: the rows whose logits are wanted.
+// out[r, :] = in[rows[r], :]: the rows whose logits are wanted; a block per
+// (row, chunk).
 std::string KernelGenerator::gatherRowsKernel(Type e, int64_t width) {
   std::string name = sanitize("gather_rows_" + std::to_string(width));
-  if (!beginKernel(name, {flat(e), flat(b.getI32Type()), flat(e)}, kRowThreads, 0))
+  if (!beginKernel(name, {flat(e), flat(b.getI32Type()), flat(e)}, kChunkThreads, 0))
     return name;
   Value in = kernel.getArgument(0), rows = kernel.getArgument(1), out = kernel.getArgument(2);
   Value r = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value t = toIndex(load(rows, r));
-  forThreads(width, [&](Value d) {
+  forChunkElement(width, [&](Value d) {
     memref::StoreOp::create(
         b, memref::LoadOp::create(b, in, ValueRange{add(mul(t, index(width)), d)}), out,
         ValueRange{add(mul(r, index(width)), d)});
@@ -734,6 +816,12 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
     for (Value operand : op.getOperands())
       lastUse[operand] = &op;
   auto weightOf = [&](FlatSymbolRefAttr ref) { return ref.getValue(); };
+  // Row kernels (norms, quantization) hold a row as pairs of values.
+  auto evenWidth = [&](Operation *op, int64_t width) -> LogicalResult {
+    if (width % 2 == 0)
+      return success();
+    return op->emitOpError("the cuda target needs an even row width, found ") << width;
+  };
 
   for (Operation &op : body) {
     if (isa<func::ReturnOp>(op))
@@ -751,17 +839,19 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
                       .getType());
               std::string k = embeddingKernel(table.getElementType(),
                                               type.getElementType(), type.getDimSize(1));
-              kernelStep(k, "tokens", 1, kRowThreads,
+              kernelStep(k, "tokens", chunksOf(type.getDimSize(1)), kChunkThreads,
                          {input("ids"), weightArg(weightOf(o.getWeightAttr())),
                           buffer(bufferFor(o.getResult()))});
               return success();
             })
             .Case([&](attn::LayerNormOp o) -> LogicalResult {
               auto type = cast<RankedTensorType>(o.getType());
+              if (failed(evenWidth(o, type.getDimSize(1))))
+                return failure();
               std::string k = layerNormKernel(
                   cast<RankedTensorType>(o.getInput().getType()).getElementType(),
                   type.getElementType(), type.getDimSize(1), o.getEps().convertToDouble());
-              kernelStep(k, "tokens", 1, kRowThreads,
+              kernelStep(k, "tokens", 1, rowThreads(type.getDimSize(1)),
                          {buffer(buffers[o.getInput()]),
                           weightArg(weightOf(o.getWeightAttr())),
                           buffer(bufferFor(o.getResult()))});
@@ -788,7 +878,8 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
               PlanArg slot = constant(placement.slot), bs = param("block_size"),
                       width = param(group + "_table_width");
               std::string q = buffers[o.getQ()];
-              kernelStep(kvAppendKernel(e, o, layers), "tokens", 1, kRowThreads,
+              kernelStep(kvAppendKernel(e, o, layers), "tokens",
+                         chunksOf(o.getNumKvHeads() * o.getHeadDim() / 2), kChunkThreads,
                          {buffer(buffers[o.getK()]), buffer(buffers[o.getV()]),
                           input("positions"), input("seqs"), tables, pool, slot, bs, width});
               std::string out = bufferFor(o.getResult());
@@ -801,7 +892,7 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
             .Case([&](attn::SwiGLUOp o) -> LogicalResult {
               auto type = cast<RankedTensorType>(o.getType());
               kernelStep(swigluKernel(type.getElementType(), type.getDimSize(1)), "tokens",
-                         1, kRowThreads,
+                         chunksOf(type.getDimSize(1)), kChunkThreads,
                          {buffer(buffers[o.getGate()]), buffer(buffers[o.getUp()]),
                           buffer(bufferFor(o.getResult()))});
               return success();
@@ -816,30 +907,36 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
               for (Value v : o.getInputs())
                 inputs.push_back(cast<RankedTensorType>(v.getType()).getElementType());
               kernelStep(residualKernel(inputs, type.getElementType(), type.getDimSize(1)),
-                         "tokens", 1, kRowThreads, args);
+                         "tokens", chunksOf(type.getDimSize(1)), kChunkThreads, args);
               return success();
             })
             .Case([&](attn::QuantizeOp o) -> LogicalResult {
               auto in = cast<RankedTensorType>(o.getInput().getType());
+              if (failed(evenWidth(o, in.getDimSize(1))))
+                return failure();
               kernelStep(quantizeKernel(in.getElementType(), in.getDimSize(1)), "tokens", 1,
-                         kRowThreads,
+                         rowThreads(in.getDimSize(1)),
                          {buffer(buffers[o.getInput()]), buffer(bufferFor(o.getValues())),
                           buffer(bufferFor(o.getScales()))});
               return success();
             })
             .Case([&](attn::LayerNormQuantOp o) -> LogicalResult {
               auto in = cast<RankedTensorType>(o.getInput().getType());
+              if (failed(evenWidth(o, in.getDimSize(1))))
+                return failure();
               kernelStep(layerNormQuantKernel(in.getElementType(), o.getNormType(),
                                               in.getDimSize(1), o.getEps().convertToDouble()),
-                         "tokens", 1, kRowThreads,
+                         "tokens", 1, rowThreads(in.getDimSize(1)),
                          {buffer(buffers[o.getInput()]), weightArg(weightOf(o.getWeightAttr())),
                           buffer(bufferFor(o.getValues())), buffer(bufferFor(o.getScales()))});
               return success();
             })
             .Case([&](attn::SwiGLUQuantOp o) -> LogicalResult {
               auto in = cast<RankedTensorType>(o.getGate().getType());
+              if (failed(evenWidth(o, in.getDimSize(1))))
+                return failure();
               kernelStep(swigluQuantKernel(in.getElementType(), in.getDimSize(1)), "tokens", 1,
-                         kRowThreads,
+                         rowThreads(in.getDimSize(1)),
                          {buffer(buffers[o.getGate()]), buffer(buffers[o.getUp()]),
                           buffer(bufferFor(o.getValues())), buffer(bufferFor(o.getScales()))});
               return success();
@@ -861,8 +958,8 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
               auto out = cast<RankedTensorType>(o.getType());
               std::string rows = "rows." + std::to_string(plan.buffers.size());
               plan.buffers.push_back({rows, in.getDimSize(1), dtypeOf(in.getElementType())});
-              kernelStep(gatherRowsKernel(in.getElementType(), in.getDimSize(1)), "rows", 1,
-                         kRowThreads,
+              kernelStep(gatherRowsKernel(in.getElementType(), in.getDimSize(1)), "rows",
+                         chunksOf(in.getDimSize(1)), kChunkThreads,
                          {buffer(buffers[o.getInput()]), input("logit_rows"), buffer(rows)});
               gemmStep(buffer(rows), input("logits"), weightOf(o.getWeightAttr()), "rows",
                        out.getDimSize(1), in.getDimSize(1),
