@@ -31,7 +31,9 @@ std::string LaunchPlan::toJson() const {
     for (const PlanArg &a : s.args)
       args.push_back({{"kind", kArgKinds[(int)a.kind]},
                       {"name", a.name},
-                      {"value", a.value}});
+                      {"value", a.value},
+                      {"column", a.column},
+                      {"width", a.width}});
     if (s.kind == PlanStep::Kind::Kernel)
       j["steps"].push_back({{"kind", "kernel"},
                             {"kernel", s.kernel},
@@ -77,7 +79,8 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
     PlanStep step;
     for (const json &a : s["args"]) {
       if (!a.is_object() || !a["kind"].is_string() || !a["name"].is_string() ||
-          !a["value"].is_number_integer())
+          !a["value"].is_number_integer() || !a["column"].is_number_integer() ||
+          !a["width"].is_number_integer() || a["column"] < 0 || a["width"] < 0)
         return bad("argument " + a.dump());
       PlanArg arg;
       int kind = -1;
@@ -89,6 +92,8 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
       arg.kind = (PlanArg::Kind)kind;
       arg.name = a["name"];
       arg.value = a["value"];
+      arg.column = a["column"];
+      arg.width = a["width"];
       step.args.push_back(arg);
     }
     if (s["kind"] == "kernel") {

@@ -41,6 +41,10 @@ struct PlanArg {
   Kind kind = Kind::Int;
   std::string name;
   int64_t value = 0;
+  // Buffer: the columns [column, column + width) of each row (width 0: all
+  // of them), e.g. k inside the output of the GEMM that merged q, k and v.
+  // A kernel reads such a view with the buffer's width as its row stride.
+  int64_t column = 0, width = 0;
 };
 
 struct PlanStep {
@@ -54,6 +58,8 @@ struct PlanStep {
   std::vector<PlanArg> args;
   // Gemm: c[m, n] = alpha * a[m, k] @ weight[n, k]^T, m = the parameter
   // mParam; a and c are buffers or inputs (args[0] = a, args[1] = c).
+  // weight[n, k] starts at the named weight and may span the entries laid
+  // out after it (projections of one input merged into one GEMM).
   // FP8 rowwise GEMM when weightScale names the weight's per-output-channel
   // scales: a is e4m3 with per-token scales args[2], c[m, n] = alpha *
   // a_scale[m] * w_scale[n] * sum_k a[m, k] w[n, k].

@@ -21,16 +21,27 @@ WeightLayout WeightLayout::forModel(const ModelConfig &config, DType dtype,
     layout.totalBytes = entry.offset + entry.numBytes;
     layout.entries.push_back(std::move(entry));
   };
+  // In the order of expectedTensors, where the projections of one input are
+  // adjacent (q, k, v, gate, up): one GEMM covers them. FP8 scales follow
+  // each run of linear weights in the same order, so theirs are adjacent too.
+  std::vector<TensorSpec> scales;
+  auto flushScales = [&] {
+    for (const TensorSpec &scale : scales)
+      add(scale.name, scale.shape, DType::F32);
+    scales.clear();
+  };
   for (const TensorSpec &spec : expectedTensors(config)) {
     bool linear = spec.name.size() > 12 &&
                   spec.name.compare(spec.name.size() - 12, 12, "_proj.weight") == 0;
     if (fp8Linear && linear) {
       add(spec.name, spec.shape, DType::F8E4M3);
-      add(spec.name + "_scale", {spec.shape[0]}, DType::F32);
+      scales.push_back({spec.name + "_scale", {spec.shape[0]}});
     } else {
+      flushScales();
       add(spec.name, spec.shape, dtype);
     }
   }
+  flushScales();
   return layout;
 }
 
@@ -39,6 +50,19 @@ const WeightEntry *WeightLayout::find(const std::string &name) const {
     if (entry.name == name)
       return &entry;
   return nullptr;
+}
+
+const WeightEntry *WeightLayout::scaleOf(const WeightEntry &weight) const {
+  return find(weight.name + "_scale");
+}
+
+bool WeightLayout::isScale(const WeightEntry &entry) const {
+  const std::string suffix = "_scale";
+  if (entry.dtype != DType::F32 || entry.name.size() <= suffix.size() ||
+      entry.name.compare(entry.name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return false;
+  const WeightEntry *weight = find(entry.name.substr(0, entry.name.size() - suffix.size()));
+  return weight && weight->dtype == DType::F8E4M3;
 }
 
 } // namespace cohere2c

@@ -41,6 +41,11 @@ struct WeightLayout {
                                bool fp8Linear = false);
   /// nullptr when absent.
   const WeightEntry *find(const std::string &name) const;
+  /// The per-output-channel scales (F32, "<name>_scale") of an FP8 weight;
+  /// nullptr when absent.
+  const WeightEntry *scaleOf(const WeightEntry &weight) const;
+  /// Whether `entry` is the scales of an FP8 weight.
+  bool isScale(const WeightEntry &entry) const;
 };
 
 } // namespace cohere2c

@@ -74,9 +74,7 @@ Status packWeights(const Checkpoint &checkpoint, const WeightLayout &layout,
     const WeightEntry &entry = layout.entries[i];
     if (progress)
       progress(i + 1, layout.entries.size());
-    if (entry.dtype == DType::F32 && i > 0 &&
-        layout.entries[i - 1].dtype == DType::F8E4M3 &&
-        entry.name == layout.entries[i - 1].name + "_scale")
+    if (layout.isScale(entry))
       continue; // written with its weight
     const TensorView *tensor = checkpoint.find(entry.name);
     if (!tensor)
@@ -119,7 +117,7 @@ Status packWeights(const Checkpoint &checkpoint, const WeightLayout &layout,
         reinterpret_cast<uint16_t *>(dst)[e] = floatToBF16(value(e));
       break;
     case DType::F8E4M3: {
-      auto *rowScales = reinterpret_cast<float *>(base + layout.entries[i + 1].offset);
+      auto *rowScales = reinterpret_cast<float *>(base + layout.scaleOf(entry)->offset);
       auto *bytes = reinterpret_cast<uint8_t *>(dst);
       if (scales) {
         std::memcpy(bytes, tensor->data, n);

@@ -321,9 +321,9 @@ std::vector<TensorSpec> expectedTensors(const ModelConfig &config) {
     specs.push_back({prefix + "self_attn.q_proj.weight", {qDim, hidden}});
     specs.push_back({prefix + "self_attn.k_proj.weight", {kvDim, hidden}});
     specs.push_back({prefix + "self_attn.v_proj.weight", {kvDim, hidden}});
-    specs.push_back({prefix + "self_attn.o_proj.weight", {hidden, qDim}});
     specs.push_back({prefix + "mlp.gate_proj.weight", {inter, hidden}});
     specs.push_back({prefix + "mlp.up_proj.weight", {inter, hidden}});
+    specs.push_back({prefix + "self_attn.o_proj.weight", {hidden, qDim}});
     specs.push_back({prefix + "mlp.down_proj.weight", {hidden, inter}});
   }
   specs.push_back({"model.norm.weight", {hidden}});

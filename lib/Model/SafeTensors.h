@@ -93,11 +93,14 @@ struct TensorSpec {
   std::vector<int64_t> shape;
 };
 
-/// The tensors of a Cohere2ForCausalLM checkpoint in a fixed order:
+/// The tensors of a Cohere2ForCausalLM checkpoint in a fixed order (the
+/// order of the weights file, where the projections of one input are
+/// adjacent):
 /// model.embed_tokens.weight [vocab, hidden]; per layer i:
 /// model.layers.i.input_layernorm.weight [hidden],
-/// self_attn.{q,k,v,o}_proj.weight ([heads*hd, hidden], [kv*hd, hidden] x2,
-/// [hidden, heads*hd]), mlp.{gate,up}_proj.weight [inter, hidden],
+/// self_attn.{q,k,v}_proj.weight ([heads*hd, hidden], [kv*hd, hidden] x2),
+/// mlp.{gate,up}_proj.weight [inter, hidden], self_attn.o_proj.weight
+/// [hidden, heads*hd],
 /// mlp.down_proj.weight [hidden, inter]; then model.norm.weight [hidden].
 std::vector<TensorSpec> expectedTensors(const ModelConfig &config);
 

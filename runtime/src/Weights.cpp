@@ -121,6 +121,8 @@ WeightBuffer::random(uint64_t seed, const Manifest &manifest) {
   std::vector<float> row;
   for (size_t e = 0; e < entries.size(); ++e) {
     const WeightEntry &entry = entries[e];
+    if (manifest.weights.isScale(entry))
+      continue; // written with its weight
     bool norm = entry.name.find("norm") != std::string::npos;
     int64_t n = entry.numBytes / dtypeSize(entry.dtype);
     char *dst = buffer->owned_.data() + entry.offset;
@@ -128,7 +130,7 @@ WeightBuffer::random(uint64_t seed, const Manifest &manifest) {
       // Rowwise quantized like a checkpoint's, scales in the next entry.
       int64_t cols = entry.shape.back(), rows = n / cols;
       auto *scales = reinterpret_cast<float *>(buffer->owned_.data() +
-                                               entries[++e].offset);
+                                               manifest.weights.scaleOf(entry)->offset);
       row.resize(cols);
       for (int64_t r = 0; r < rows; ++r) {
         for (float &v : row)

@@ -98,6 +98,12 @@ int64_t rowThreads(int64_t width) {
   return threads;
 }
 
+/// "_<what>stride<stride>" in a kernel's name where a row stride is not the
+/// row's own width (a view into a merged GEMM's output).
+std::string strideSuffix(const std::string &what, int64_t stride, int64_t width) {
+  return stride == width ? "" : "_" + what + "stride" + std::to_string(stride);
+}
+
 /// Blocks of kChunkThreads covering `width` elements.
 int64_t chunksOf(int64_t width) { return (width + kChunkThreads - 1) / kChunkThreads; }
 
@@ -315,20 +321,31 @@ private:
 
   std::string embeddingKernel(Type table, Type result, int64_t hidden);
   std::string layerNormKernel(Type input, Type e, int64_t hidden, double eps);
-  std::string kvAppendKernel(Type e, attn::AttentionOp op, int64_t layersInGroup);
-  std::string attentionKernel(Type e, attn::AttentionOp op, int64_t layersInGroup);
-  std::string swigluKernel(Type e, int64_t width);
+  // Kernels reading projections take their row strides: a projection can be
+  // a column range of a merged GEMM's output.
+  std::string kvAppendKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
+                             int64_t kStride, int64_t vStride);
+  std::string attentionKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
+                              int64_t qStride);
+  std::string swigluKernel(Type e, int64_t width, int64_t gateStride, int64_t upStride);
   std::string residualKernel(TypeRange inputs, Type result, int64_t width);
   std::string gatherRowsKernel(Type e, int64_t width);
   std::string quantizeKernel(Type input, int64_t width);
   std::string layerNormQuantKernel(Type input, Type normType, int64_t hidden, double eps);
-  std::string swigluQuantKernel(Type e, int64_t width);
+  std::string swigluQuantKernel(Type e, int64_t width, int64_t gateStride,
+                                int64_t upStride);
   SmallVector<RowPair> emitLayerNorm(Value in, Value w, Value rowBase, int64_t hidden,
                                      double eps);
 
   // --- plan ------------------------------------------------------------------
-  /// The buffer holding `v`, allocated from the free list of its shape.
-  std::string bufferFor(Value v);
+  /// A buffer of `width` elements per row, from the free list of its shape.
+  std::string allocate(int64_t width, DType dtype);
+  /// The buffer holding `v`, allocated for it.
+  PlanArg bufferFor(Value v);
+  /// The row stride (elements) of the buffer a view is in.
+  int64_t strideOf(const PlanArg &view) const;
+  /// Ends a value's use of its buffer: a buffer is free once no view of it
+  /// is live.
   void release(Value v);
   void kernelStep(const std::string &kernel, std::string gridX, int64_t gridY,
                   int64_t block, std::vector<PlanArg> args) {
@@ -361,8 +378,10 @@ private:
   gpu::GPUFuncOp kernel;
   Value threadId, scratch;
   int64_t blockThreads = 0;
-  // Buffer allocation: value -> buffer, and free buffers per (width, dtype).
-  DenseMap<Value, std::string> buffers;
+  // Buffer allocation: value -> its view of a buffer, live views per
+  // buffer, and free buffers per (width, dtype).
+  DenseMap<Value, PlanArg> buffers;
+  std::map<std::string, int> liveViews;
   std::map<std::pair<int64_t, int>, std::vector<std::string>> freeBuffers;
 };
 
@@ -478,17 +497,19 @@ std::string KernelGenerator::layerNormQuantKernel(Type input, Type normType,
 }
 
 // SwiGLU and the FP8 quantization of its output in one kernel.
-std::string KernelGenerator::swigluQuantKernel(Type e, int64_t width) {
-  std::string name = sanitize("swiglu_quant_fp8_" + std::to_string(width));
+std::string KernelGenerator::swigluQuantKernel(Type e, int64_t width, int64_t gateStride,
+                                               int64_t upStride) {
+  std::string name = sanitize("swiglu_quant_fp8_" + std::to_string(width) +
+                              strideSuffix("gate", gateStride, width) +
+                              strideSuffix("up", upStride, width));
   if (!beginKernel(name, {flat(e), flat(e), flat(b.getI16Type()), flat(b.getF32Type())},
                    rowThreads(width), kReduceScratch))
     return name;
   Value gate = kernel.getArgument(0), up = kernel.getArgument(1);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  Value rowBase = mul(t, index(width));
+  Value gateRow = mul(t, index(gateStride)), upRow = mul(t, index(upStride));
   SmallVector<RowPair> row = loadRow(width, [&](Value d) {
-    Value i = add(rowBase, d);
-    return roundTo(mulf(silu(load(gate, i)), load(up, i)), e);
+    return roundTo(mulf(silu(load(gate, add(gateRow, d))), load(up, add(upRow, d))), e);
   });
   emitRowQuantize(t, width, row, kernel.getArgument(2), kernel.getArgument(3));
   endKernel();
@@ -499,13 +520,15 @@ std::string KernelGenerator::swigluQuantKernel(Type e, int64_t width) {
 // the paged cache. A block per (token, chunk of feature pairs).
 // Pool layout: [blocks][layers of the group][K, V][block size][KV heads][hd].
 std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
-                                            int64_t groupLayers) {
+                                            int64_t groupLayers, int64_t kStride,
+                                            int64_t vStride) {
   auto rope = dyn_cast<attn::RopeAttr>(op.getPosition());
   int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(), hd = op.getHeadDim();
   std::string name = sanitize(
       "kv_append_" + std::string(rope ? "rope" : "no_rope") + "_h" +
       std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
-      std::to_string(hd) + "_l" + std::to_string(groupLayers));
+      std::to_string(hd) + "_l" + std::to_string(groupLayers) +
+      strideSuffix("k", kStride, kvHeads * hd) + strideSuffix("v", vStride, kvHeads * hd));
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   // k, v, positions, seqs, tables, pool, slot, block_size, table_width
   if (!beginKernel(name, {flat(e), flat(e), flat(i32), flat(i32), flat(i32), flat(e), i64,
@@ -527,24 +550,25 @@ std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
     Value plane = add(mul(add(mul(block, index(groupLayers)), slot), index(2)), index(kv));
     return mul(add(mul(plane, bs), inBlock), index(kvWidth));
   };
-  Value kBase = base(0), vBase = base(1), row = mul(t, index(kvWidth));
+  Value kBase = base(0), vBase = base(1);
+  Value kRow = mul(t, index(kStride)), vRow = mul(t, index(vStride));
   double theta = rope ? rope.getTheta().convertToDouble() : 0;
   // Pair i is (x[2m], x[2m+1]) of head i / (hd/2), m = i % (hd/2).
   forChunkElement(kvWidth / 2, [&](Value i) {
     Value even = mul(i, index(2)), odd = add(even, index(1));
-    auto copy = [&](Value src, Value dstBase, Value d) {
-      memref::StoreOp::create(b, memref::LoadOp::create(b, src, ValueRange{add(row, d)}),
+    auto copy = [&](Value src, Value srcRow, Value dstBase, Value d) {
+      memref::StoreOp::create(b, memref::LoadOp::create(b, src, ValueRange{add(srcRow, d)}),
                               pool, ValueRange{add(dstBase, d)});
     };
-    copy(v, vBase, even);
-    copy(v, vBase, odd);
+    copy(v, vRow, vBase, even);
+    copy(v, vRow, vBase, odd);
     if (!rope) {
-      copy(k, kBase, even);
-      copy(k, kBase, odd);
+      copy(k, kRow, kBase, even);
+      copy(k, kRow, kBase, odd);
       return;
     }
     auto [c, sn] = emitRotaryCosSin(b, theta, hd, p32, arith::RemUIOp::create(b, i, index(hd / 2)));
-    Value x0 = load(k, add(row, even)), x1 = load(k, add(row, odd));
+    Value x0 = load(k, add(kRow, even)), x1 = load(k, add(kRow, odd));
     store(subf(mulf(x0, c), mulf(x1, sn)), pool, add(kBase, even));
     store(addf(mulf(x1, c), mulf(x0, sn)), pool, add(kBase, odd));
   });
@@ -559,14 +583,15 @@ std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
 // over its range; the partial results are merged in shared memory as in
 // flash-decoding (Dao et al., 2023).
 std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
-                                             int64_t groupLayers) {
+                                             int64_t groupLayers, int64_t qStride) {
   std::optional<int64_t> window = op.getSlidingWindow();
   int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(), hd = op.getHeadDim();
   int64_t perLane = hd / kWarp;
   std::string name = sanitize(
       "attention_" + (window ? "sliding" + std::to_string(*window) : std::string("full")) +
       "_h" + std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
-      std::to_string(hd) + "_l" + std::to_string(groupLayers));
+      std::to_string(hd) + "_l" + std::to_string(groupLayers) +
+      strideSuffix("q", qStride, heads * hd));
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   // Shared memory: each warp's running max and sum, then its accumulator.
   int64_t accOffset = 2 * kAttentionWarps;
@@ -596,7 +621,7 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
   Value lo = arith::MinUIOp::create(b, add(first, mul(warp, share)), end);
   Value hi = arith::MinUIOp::create(b, add(lo, share), end);
 
-  Value qBase = add(mul(t, index(heads * hd)), add(mul(h, index(hd)), mul(lane, index(perLane))));
+  Value qBase = add(mul(t, index(qStride)), add(mul(h, index(hd)), mul(lane, index(perLane))));
   Value scale = f32(1.0 / std::sqrt((double)hd));
   SmallVector<Value> qv;
   for (int64_t i = 0; i < perLane; ++i)
@@ -723,15 +748,19 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
 }
 
 // silu(g) * u; a block per (row, chunk).
-std::string KernelGenerator::swigluKernel(Type e, int64_t width) {
-  std::string name = sanitize("swiglu_" + std::to_string(width));
+std::string KernelGenerator::swigluKernel(Type e, int64_t width, int64_t gateStride,
+                                          int64_t upStride) {
+  std::string name = sanitize("swiglu_" + std::to_string(width) +
+                              strideSuffix("gate", gateStride, width) +
+                              strideSuffix("up", upStride, width));
   if (!beginKernel(name, {flat(e), flat(e), flat(e)}, kChunkThreads, 0))
     return name;
   Value gate = kernel.getArgument(0), up = kernel.getArgument(1), out = kernel.getArgument(2);
-  Value row = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), index(width));
+  Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   forChunkElement(width, [&](Value d) {
-    Value i = add(row, d);
-    store(mulf(silu(load(gate, i)), load(up, i)), out, i);
+    Value g = load(gate, add(mul(t, index(gateStride)), d));
+    Value u = load(up, add(mul(t, index(upStride)), d));
+    store(mulf(silu(g), u), out, add(mul(t, index(width)), d));
   });
   endKernel();
   return name;
@@ -784,29 +813,93 @@ int64_t widthOf(RankedTensorType type) {
   return type.getRank() == 2 ? type.getDimSize(1) : 1;
 }
 
-std::string KernelGenerator::bufferFor(Value v) {
-  auto type = cast<RankedTensorType>(v.getType());
-  std::pair<int64_t, int> key = {widthOf(type), (int)dtypeOf(type.getElementType())};
-  std::vector<std::string> &pool = freeBuffers[key];
+std::string KernelGenerator::allocate(int64_t width, DType dtype) {
+  std::vector<std::string> &pool = freeBuffers[{width, (int)dtype}];
   std::string name;
   if (!pool.empty()) {
     name = pool.back();
     pool.pop_back();
   } else {
     name = "b" + std::to_string(plan.buffers.size());
-    plan.buffers.push_back({name, key.first, dtypeOf(type.getElementType())});
+    plan.buffers.push_back({name, width, dtype});
   }
-  buffers[v] = name;
   return name;
+}
+
+PlanArg KernelGenerator::bufferFor(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  std::string name = allocate(widthOf(type), dtypeOf(type.getElementType()));
+  liveViews[name] = 1;
+  return buffers[v] = buffer(name);
+}
+
+int64_t KernelGenerator::strideOf(const PlanArg &view) const {
+  for (const PlanBuffer &buffer : plan.buffers)
+    if (buffer.name == view.name)
+      return buffer.width;
+  return 0;
 }
 
 void KernelGenerator::release(Value v) {
   auto it = buffers.find(v);
-  if (it == buffers.end())
+  if (it == buffers.end() || --liveViews[it->second.name] > 0)
     return;
-  auto type = cast<RankedTensorType>(v.getType());
-  freeBuffers[{widthOf(type), (int)dtypeOf(type.getElementType())}].push_back(
-      it->second);
+  for (const PlanBuffer &buffer : plan.buffers)
+    if (buffer.name == it->second.name)
+      freeBuffers[{buffer.width, (int)buffer.dtype}].push_back(buffer.name);
+}
+
+/// Linear layers that read the same input (and, for FP8, the same input
+/// scales) and whose weights (and weight scales) lie back to back in the
+/// weights file, in layout order: one GEMM computes them all into one
+/// buffer, each result a column range of it. In the Cohere2 layout these
+/// are q, k, v, gate and up.
+std::vector<SmallVector<Operation *>> mergeableLinears(ModuleOp module, Block &body) {
+  auto weightOp = [&](Operation *op, StringRef attr) {
+    return SymbolTable::lookupNearestSymbolFrom<attn::WeightOp>(
+        module, op->getAttrOfType<FlatSymbolRefAttr>(attr));
+  };
+  auto bytes = [](attn::WeightOp w) {
+    auto t = cast<RankedTensorType>(w.getType());
+    return t.getNumElements() * (int64_t)::cohere2c::dtypeSize(dtypeOf(t.getElementType()));
+  };
+  // Candidates by (input, input scales), in program order.
+  std::map<std::pair<void *, void *>, SmallVector<Operation *>> byInput;
+  std::vector<std::pair<void *, void *>> order;
+  for (Operation &op : body) {
+    std::pair<void *, void *> key;
+    if (auto l = dyn_cast<attn::LinearOp>(op))
+      key = {l.getInput().getAsOpaquePointer(), nullptr};
+    else if (auto f = dyn_cast<attn::FP8LinearOp>(op))
+      key = {f.getInput().getAsOpaquePointer(), f.getInputScales().getAsOpaquePointer()};
+    else
+      continue;
+    if (!byInput.count(key))
+      order.push_back(key);
+    byInput[key].push_back(&op);
+  }
+  std::vector<SmallVector<Operation *>> groups;
+  for (const auto &key : order) {
+    SmallVector<Operation *> ops = byInput[key];
+    if (ops.size() < 2)
+      continue;
+    llvm::sort(ops, [&](Operation *x, Operation *y) {
+      return weightOp(x, "weight").getOffset() < weightOp(y, "weight").getOffset();
+    });
+    bool fp8 = key.second != nullptr, contiguous = true;
+    for (size_t i = 1; i < ops.size() && contiguous; ++i) {
+      for (StringRef attr : fp8 ? SmallVector<StringRef>{"weight", "weight_scale"}
+                                : SmallVector<StringRef>{"weight"}) {
+        attn::WeightOp prev = weightOp(ops[i - 1], attr), next = weightOp(ops[i], attr);
+        contiguous &= next.getOffset() == prev.getOffset() + bytes(prev);
+      }
+      contiguous &= cast<RankedTensorType>(ops[i]->getResult(0).getType()).getElementType() ==
+                    cast<RankedTensorType>(ops[0]->getResult(0).getType()).getElementType();
+    }
+    if (contiguous)
+      groups.push_back(ops);
+  }
+  return groups;
 }
 
 LogicalResult KernelGenerator::run(func::FuncOp step) {
@@ -822,11 +915,53 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
       return success();
     return op->emitOpError("the cuda target needs an even row width, found ") << width;
   };
+  // A merged GEMM runs where the first of its linear layers was; the others
+  // only name their column range of its output.
+  DenseMap<Operation *, SmallVector<Operation *>> mergedAt;
+  DenseSet<Operation *> merged;
+  for (SmallVector<Operation *> &group : mergeableLinears(module, body)) {
+    Operation *first = *llvm::min_element(
+        group, [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+    merged.insert(group.begin(), group.end());
+    mergedAt[first] = std::move(group);
+  }
+  auto mergedGemm = [&](ArrayRef<Operation *> group) {
+    Value input = group[0]->getOperand(0);
+    auto resultType = [](Operation *op) { return cast<RankedTensorType>(op->getResult(0).getType()); };
+    int64_t n = 0;
+    for (Operation *op : group)
+      n += resultType(op).getDimSize(1);
+    std::string name = allocate(n, dtypeOf(resultType(group[0]).getElementType()));
+    liveViews[name] = group.size();
+    int64_t column = 0;
+    for (Operation *op : group) {
+      PlanArg view = buffer(name);
+      view.column = column;
+      view.width = resultType(op).getDimSize(1);
+      buffers[op->getResult(0)] = view;
+      column += view.width;
+    }
+    gemmStep(buffers[input], buffer(name),
+             group[0]->getAttrOfType<FlatSymbolRefAttr>("weight").getValue(), "tokens", n,
+             cast<RankedTensorType>(input.getType()).getDimSize(1), 1.0);
+    if (auto fp8 = dyn_cast<attn::FP8LinearOp>(group[0])) {
+      plan.steps.back().weightScale = weightOf(fp8.getWeightScaleAttr()).str();
+      plan.steps.back().args.push_back(buffers[fp8.getInputScales()]);
+    }
+  };
 
   for (Operation &op : body) {
     if (isa<func::ReturnOp>(op))
       break;
     b.setLoc(op.getLoc());
+    if (merged.count(&op)) {
+      if (mergedAt.count(&op))
+        mergedGemm(mergedAt[&op]);
+      for (Value operand : op.getOperands())
+        if (lastUse[operand] == &op)
+          release(operand);
+      continue;
+    }
     // A result gets its buffer before the op's operands are released, so no
     // kernel writes a buffer it reads.
     LogicalResult result =
@@ -841,7 +976,7 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
                                               type.getElementType(), type.getDimSize(1));
               kernelStep(k, "tokens", chunksOf(type.getDimSize(1)), kChunkThreads,
                          {input("ids"), weightArg(weightOf(o.getWeightAttr())),
-                          buffer(bufferFor(o.getResult()))});
+                          bufferFor(o.getResult())});
               return success();
             })
             .Case([&](attn::LayerNormOp o) -> LogicalResult {
@@ -852,15 +987,15 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
                   cast<RankedTensorType>(o.getInput().getType()).getElementType(),
                   type.getElementType(), type.getDimSize(1), o.getEps().convertToDouble());
               kernelStep(k, "tokens", 1, rowThreads(type.getDimSize(1)),
-                         {buffer(buffers[o.getInput()]),
+                         {buffers[o.getInput()],
                           weightArg(weightOf(o.getWeightAttr())),
-                          buffer(bufferFor(o.getResult()))});
+                          bufferFor(o.getResult())});
               return success();
             })
             .Case([&](attn::LinearOp o) -> LogicalResult {
               auto in = cast<RankedTensorType>(o.getInput().getType());
               auto out = cast<RankedTensorType>(o.getType());
-              gemmStep(buffer(buffers[o.getInput()]), buffer(bufferFor(o.getResult())),
+              gemmStep(buffers[o.getInput()], bufferFor(o.getResult()),
                        weightOf(o.getWeightAttr()), "tokens", out.getDimSize(1),
                        in.getDimSize(1), 1.0);
               return success();
@@ -877,32 +1012,33 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
               PlanArg tables = input(group + "_tables"), pool = input(group + "_pool");
               PlanArg slot = constant(placement.slot), bs = param("block_size"),
                       width = param(group + "_table_width");
-              std::string q = buffers[o.getQ()];
-              kernelStep(kvAppendKernel(e, o, layers), "tokens",
+              PlanArg q = buffers[o.getQ()], k = buffers[o.getK()], v = buffers[o.getV()];
+              kernelStep(kvAppendKernel(e, o, layers, strideOf(k), strideOf(v)), "tokens",
                          chunksOf(o.getNumKvHeads() * o.getHeadDim() / 2), kChunkThreads,
-                         {buffer(buffers[o.getK()]), buffer(buffers[o.getV()]),
-                          input("positions"), input("seqs"), tables, pool, slot, bs, width});
-              std::string out = bufferFor(o.getResult());
-              kernelStep(attentionKernel(e, o, layers), "tokens", o.getNumHeads(),
-                         kAttentionWarps * kWarp,
-                         {buffer(q), input("positions"), input("seqs"), tables, pool,
-                          buffer(out), slot, bs, width});
+                         {k, v, input("positions"), input("seqs"), tables, pool, slot, bs,
+                          width});
+              PlanArg out = bufferFor(o.getResult());
+              kernelStep(attentionKernel(e, o, layers, strideOf(q)), "tokens",
+                         o.getNumHeads(), kAttentionWarps * kWarp,
+                         {q, input("positions"), input("seqs"), tables, pool, out, slot, bs,
+                          width});
               return success();
             })
             .Case([&](attn::SwiGLUOp o) -> LogicalResult {
               auto type = cast<RankedTensorType>(o.getType());
-              kernelStep(swigluKernel(type.getElementType(), type.getDimSize(1)), "tokens",
-                         chunksOf(type.getDimSize(1)), kChunkThreads,
-                         {buffer(buffers[o.getGate()]), buffer(buffers[o.getUp()]),
-                          buffer(bufferFor(o.getResult()))});
+              PlanArg gate = buffers[o.getGate()], up = buffers[o.getUp()];
+              kernelStep(swigluKernel(type.getElementType(), type.getDimSize(1),
+                                      strideOf(gate), strideOf(up)),
+                         "tokens", chunksOf(type.getDimSize(1)), kChunkThreads,
+                         {gate, up, bufferFor(o.getResult())});
               return success();
             })
             .Case([&](attn::ResidualSumOp o) -> LogicalResult {
               auto type = cast<RankedTensorType>(o.getType());
               std::vector<PlanArg> args;
               for (Value v : o.getInputs())
-                args.push_back(buffer(buffers[v]));
-              args.push_back(buffer(bufferFor(o.getResult())));
+                args.push_back(buffers[v]);
+              args.push_back(bufferFor(o.getResult()));
               SmallVector<Type> inputs;
               for (Value v : o.getInputs())
                 inputs.push_back(cast<RankedTensorType>(v.getType()).getElementType());
@@ -916,8 +1052,8 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
                 return failure();
               kernelStep(quantizeKernel(in.getElementType(), in.getDimSize(1)), "tokens", 1,
                          rowThreads(in.getDimSize(1)),
-                         {buffer(buffers[o.getInput()]), buffer(bufferFor(o.getValues())),
-                          buffer(bufferFor(o.getScales()))});
+                         {buffers[o.getInput()], bufferFor(o.getValues()),
+                          bufferFor(o.getScales())});
               return success();
             })
             .Case([&](attn::LayerNormQuantOp o) -> LogicalResult {
@@ -927,30 +1063,31 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
               kernelStep(layerNormQuantKernel(in.getElementType(), o.getNormType(),
                                               in.getDimSize(1), o.getEps().convertToDouble()),
                          "tokens", 1, rowThreads(in.getDimSize(1)),
-                         {buffer(buffers[o.getInput()]), weightArg(weightOf(o.getWeightAttr())),
-                          buffer(bufferFor(o.getValues())), buffer(bufferFor(o.getScales()))});
+                         {buffers[o.getInput()], weightArg(weightOf(o.getWeightAttr())),
+                          bufferFor(o.getValues()), bufferFor(o.getScales())});
               return success();
             })
             .Case([&](attn::SwiGLUQuantOp o) -> LogicalResult {
               auto in = cast<RankedTensorType>(o.getGate().getType());
               if (failed(evenWidth(o, in.getDimSize(1))))
                 return failure();
-              kernelStep(swigluQuantKernel(in.getElementType(), in.getDimSize(1)), "tokens", 1,
-                         rowThreads(in.getDimSize(1)),
-                         {buffer(buffers[o.getGate()]), buffer(buffers[o.getUp()]),
-                          buffer(bufferFor(o.getValues())), buffer(bufferFor(o.getScales()))});
+              PlanArg gate = buffers[o.getGate()], up = buffers[o.getUp()];
+              kernelStep(swigluQuantKernel(in.getElementType(), in.getDimSize(1),
+                                           strideOf(gate), strideOf(up)),
+                         "tokens", 1, rowThreads(in.getDimSize(1)),
+                         {gate, up, bufferFor(o.getValues()), bufferFor(o.getScales())});
               return success();
             })
             .Case([&](attn::FP8LinearOp o) -> LogicalResult {
               auto in = cast<RankedTensorType>(o.getInput().getType());
               auto out = cast<RankedTensorType>(o.getType());
-              gemmStep(buffer(buffers[o.getInput()]), buffer(bufferFor(o.getResult())),
+              gemmStep(buffers[o.getInput()], bufferFor(o.getResult()),
                        weightOf(o.getWeightAttr()), "tokens", out.getDimSize(1),
                        in.getDimSize(1), 1.0);
               // Rowwise scales: the weight's per output channel, the input's
               // per token.
               plan.steps.back().weightScale = weightOf(o.getWeightScaleAttr()).str();
-              plan.steps.back().args.push_back(buffer(buffers[o.getInputScales()]));
+              plan.steps.back().args.push_back(buffers[o.getInputScales()]);
               return success();
             })
             .Case([&](attn::LogitsOp o) -> LogicalResult {
@@ -960,7 +1097,7 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
               plan.buffers.push_back({rows, in.getDimSize(1), dtypeOf(in.getElementType())});
               kernelStep(gatherRowsKernel(in.getElementType(), in.getDimSize(1)), "rows",
                          chunksOf(in.getDimSize(1)), kChunkThreads,
-                         {buffer(buffers[o.getInput()]), input("logit_rows"), buffer(rows)});
+                         {buffers[o.getInput()], input("logit_rows"), buffer(rows)});
               gemmStep(buffer(rows), input("logits"), weightOf(o.getWeightAttr()), "rows",
                        out.getDimSize(1), in.getDimSize(1),
                        o.getScale().convertToDouble());

@@ -117,6 +117,13 @@ CudaExecutor::~CudaExecutor() {
         api_->cuMemFree(a.ptr);
 }
 
+DType CudaExecutor::bufferDType(const std::string &name) const {
+  for (const PlanBuffer &b : manifest_->launchPlan.buffers)
+    if (b.name == name)
+      return b.dtype;
+  return DType::F32;
+}
+
 std::array<int64_t, kNumKVGroups> CudaExecutor::bytesPerBlock() const {
   return bytesPerBlock_;
 }
@@ -156,11 +163,17 @@ Status CudaExecutor::gemm(const PlanStep &step, CUdeviceptr a, CUdeviceptr c,
   const WeightEntry *wScales = fp8 ? manifest_->weights.find(step.weightScale) : nullptr;
   if (fp8 && !wScales)
     return Status::error("launch plan names unknown weight " + step.weightScale);
+  // A merged GEMM's weight spans the entries after the one it names.
+  uint64_t total = manifest_->weights.totalBytes;
+  if (w->offset + (uint64_t)step.n * step.k * dtypeSize(w->dtype) > total ||
+      (fp8 && wScales->offset + (uint64_t)step.n * 4 > total))
+    return Status::error("launch plan: the GEMM of " + step.weight + " (" +
+                         std::to_string(step.n) + " x " + std::to_string(step.k) +
+                         ") reaches past the weights");
   // The output is a plan buffer of its own dtype, or the f32 logits.
-  DType outDType = DType::F32;
-  for (const PlanBuffer &b : manifest_->launchPlan.buffers)
-    if (step.args[1].kind == PlanArg::Kind::Buffer && b.name == step.args[1].name)
-      outDType = b.dtype;
+  DType outDType = step.args[1].kind == PlanArg::Kind::Buffer
+                       ? bufferDType(step.args[1].name)
+                       : DType::F32;
   cudaDataType_t in = fp8 ? CUDA_R_8F_E4M3 : cudaType(dtype_), out = cudaType(outDType);
   cublasLtMatmulDesc_t desc;
   COHERE2C_CHECK(api_->cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
@@ -253,8 +266,8 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
 
   auto pointer = [&](const PlanArg &a) -> CUdeviceptr {
     switch (a.kind) {
-    case PlanArg::Kind::Buffer:
-      return buffers_[a.name].ptr;
+    case PlanArg::Kind::Buffer: // a column range of the buffer's rows
+      return buffers_[a.name].ptr + a.column * dtypeSize(bufferDType(a.name));
     case PlanArg::Kind::Weight:
       return weights_.ptr + m.weights.find(a.name)->offset;
     case PlanArg::Kind::Input:

@@ -45,6 +45,8 @@ private:
   CudaExecutor() = default;
   Status ensure(DeviceArray &array, size_t bytes);
   Status upload(DeviceArray &array, const void *data, size_t bytes);
+  /// The dtype of the plan buffer `name`.
+  DType bufferDType(const std::string &name) const;
   /// One GEMM of the plan; `aScales` are a's per-token scales (FP8 only).
   Status gemm(const PlanStep &step, CUdeviceptr a, CUdeviceptr c, int64_t m,
               CUdeviceptr aScales);

@@ -339,9 +339,9 @@ std::vector<TensorSpec> smallConfigTensors() {
           {"model.layers.0.self_attn.q_proj.weight", {6, 4}},
           {"model.layers.0.self_attn.k_proj.weight", {3, 4}},
           {"model.layers.0.self_attn.v_proj.weight", {3, 4}},
-          {"model.layers.0.self_attn.o_proj.weight", {4, 6}},
           {"model.layers.0.mlp.gate_proj.weight", {6, 4}},
           {"model.layers.0.mlp.up_proj.weight", {6, 4}},
+          {"model.layers.0.self_attn.o_proj.weight", {4, 6}},
           {"model.layers.0.mlp.down_proj.weight", {4, 6}},
           {"model.norm.weight", {4}}};
 }
@@ -387,7 +387,7 @@ TEST(SafeTensorsTest, CheckTensorsAcceptsCompleteCheckpoint) {
 TEST(SafeTensorsTest, CheckTensorsReportsMissingTensor) {
   std::string dir = freshDir();
   std::vector<TensorSpec> specs = smallConfigTensors();
-  specs.erase(specs.begin() + 7); // mlp.up_proj.weight
+  specs.erase(specs.begin() + 6); // mlp.up_proj.weight
   writeCheckpoint(dir, specs);
   StatusOr<Checkpoint> checkpoint = Checkpoint::open(dir);
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().message();

@@ -53,8 +53,8 @@ PlanInterpreter::Ref PlanInterpreter::arg(const PlanArg &a) {
   switch (a.kind) {
   case PlanArg::Kind::Buffer:
     for (const PlanBuffer &b : manifest_.launchPlan.buffers)
-      if (b.name == a.name)
-        return {buffers_[a.name].data(), b.dtype};
+      if (b.name == a.name) // a column range of the buffer's rows
+        return {buffers_[a.name].data() + a.column * dtypeSize(b.dtype), b.dtype, b.width};
     break;
   case PlanArg::Kind::Weight: {
     const WeightEntry *w = manifest_.weights.find(a.name);
@@ -109,6 +109,8 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
   const ModelConfig &c = manifest_.config;
   auto i32 = [](const Ref &r, int64_t i) { return reinterpret_cast<int32_t *>(r.data)[i]; };
   auto widthOf = [&](const PlanArg &a) {
+    if (a.width)
+      return a.width;
     for (const PlanBuffer &b : manifest_.launchPlan.buffers)
       if (b.name == a.name)
         return b.width;
@@ -190,8 +192,8 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
         for (int64_t h = 0; h < kvh; ++h) {
           std::vector<float> key(hd);
           for (int64_t d = 0; d < hd; ++d) {
-            key[d] = kk.get(t * kvh * hd + h * hd + d);
-            pool.set(at(p, 1, h) + d, vv.get(t * kvh * hd + h * hd + d));
+            key[d] = kk.get(t * kk.stride + h * hd + d);
+            pool.set(at(p, 1, h) + d, vv.get(t * vv.stride + h * hd + d));
           }
           if (sliding)
             rotate(key);
@@ -206,7 +208,7 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
         int64_t kv = h / (heads / kvh);
         std::vector<float> query(hd);
         for (int64_t d = 0; d < hd; ++d)
-          query[d] = q.get(t * heads * hd + h * hd + d);
+          query[d] = q.get(t * q.stride + h * hd + d);
         if (sliding)
           rotate(query);
         std::vector<double> scores;
@@ -241,8 +243,8 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
       int64_t w = widthOf(a[0]);
       std::vector<float> row(w);
       for (int64_t d = 0; d < w; ++d) {
-        float x = g.get(t * w + d);
-        row[d] = roundTo(x / (1.0f + std::exp(-x)) * u.get(t * w + d), g.dtype);
+        float x = g.get(t * g.stride + d);
+        row[d] = roundTo(x / (1.0f + std::exp(-x)) * u.get(t * u.stride + d), g.dtype);
       }
       if (startsWith(k, "swiglu_quant_fp8_")) {
         storeQuantized(row, t, a[2], a[3]);

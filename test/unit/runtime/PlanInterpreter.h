@@ -34,6 +34,7 @@ private:
   struct Ref {
     char *data = nullptr;
     DType dtype = DType::F32;
+    int64_t stride = 0; // a buffer's row stride, in elements
     float get(int64_t i) const;
     void set(int64_t i, float v) const;
   };
