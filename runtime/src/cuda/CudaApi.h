@@ -24,7 +24,9 @@ namespace cohere2c {
   X(cuCtxSetCurrent) X(cuModuleLoadData) X(cuModuleGetFunction)                \
   X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoDAsync)            \
   X(cuMemcpyDtoHAsync) X(cuMemsetD8Async) X(cuMemGetInfo) X(cuStreamCreate)    \
-  X(cuStreamSynchronize) X(cuGetErrorName) X(cuGetErrorString)
+  X(cuStreamSynchronize) X(cuStreamBeginCapture) X(cuStreamEndCapture)        \
+  X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphDestroy)            \
+  X(cuGraphExecDestroy) X(cuGetErrorName) X(cuGetErrorString)
 
 #define COHERE2C_CUBLASLT_FUNCTIONS(X)                                         \
   X(cublasLtCreate) X(cublasLtMatmulDescCreate) X(cublasLtMatmulDescDestroy)   \

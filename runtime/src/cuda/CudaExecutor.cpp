@@ -2,6 +2,7 @@
 
 #include "cuda/CudaExecutor.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace cohere2c {
@@ -24,6 +25,7 @@ std::string calledFunction(const char *expression) {
 }
 
 constexpr size_t kWorkspaceBytes = 32 << 20; // cuBLASLt workspace
+constexpr int64_t kTableWidthStep = 16;       // block-table width granularity
 
 cudaDataType_t cudaType(DType d) {
   return d == DType::BF16 ? CUDA_R_16BF : d == DType::F16 ? CUDA_R_16F : CUDA_R_32F;
@@ -108,6 +110,7 @@ CudaExecutor::~CudaExecutor() {
     return;
   if (stream_)
     api_->cuStreamSynchronize(stream_);
+  destroyGraphs();
   for (DeviceArray *a : {&weights_, &workspace_, &pools_[0], &pools_[1]})
     if (a->ptr)
       api_->cuMemFree(a->ptr);
@@ -135,6 +138,7 @@ Status CudaExecutor::ensure(DeviceArray &array, size_t bytes) {
     COHERE2C_CHECK(api_->cuStreamSynchronize(stream_));
     COHERE2C_CHECK(api_->cuMemFree(array.ptr));
     array = {};
+    ++generation_; // captured graphs may hold the old address
   }
   size_t rounded = (bytes + 255) / 256 * 256;
   Status s = api_->check(api_->cuMemAlloc(&array.ptr, rounded), "cuMemAlloc");
@@ -226,16 +230,36 @@ Status CudaExecutor::gemm(const PlanStep &step, CUdeviceptr a, CUdeviceptr c,
   return Status::success();
 }
 
+void CudaExecutor::destroyGraphs() {
+  for (auto &[key, g] : graphs_) {
+    api_->cuGraphExecDestroy(g.exec);
+    api_->cuGraphDestroy(g.graph);
+  }
+  graphs_.clear();
+}
+
 Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
   const Manifest &m = *manifest_;
   int64_t tokens = in.ids.size(), rows = in.logitRows.size();
   int64_t vocab = m.config.vocabSize;
+  // Block tables are passed with their width rounded up to a multiple of
+  // kTableWidthStep (entries past a sequence's blocks are never read), so a
+  // decode step's graph serves the next kTableWidthStep * block_size tokens.
+  std::array<int64_t, kNumKVGroups> width;
+  std::array<std::vector<int32_t>, kNumKVGroups> tables;
+  for (int g = 0; g < kNumKVGroups; ++g) {
+    int64_t w = in.tableWidth[g], seqs = w ? in.tables[g].size() / w : 0;
+    width[g] = (w + kTableWidthStep - 1) / kTableWidthStep * kTableWidthStep;
+    tables[g].assign(seqs * width[g], 0);
+    for (int64_t r = 0; r < seqs; ++r)
+      std::copy_n(in.tables[g].begin() + r * w, w, tables[g].begin() + r * width[g]);
+  }
   std::map<std::string, int64_t> params = {
       {"tokens", tokens},
       {"rows", rows},
       {"block_size", blockSize_},
-      {"full_table_width", in.tableWidth[kFullGroup]},
-      {"sliding_table_width", in.tableWidth[kSlidingGroup]}};
+      {"full_table_width", width[kFullGroup]},
+      {"sliding_table_width", width[kSlidingGroup]}};
   struct Upload {
     const char *name;
     const void *data;
@@ -245,9 +269,9 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
        {Upload{"ids", in.ids.data(), in.ids.size() * 4},
         Upload{"positions", in.positions.data(), in.positions.size() * 4},
         Upload{"seqs", in.seqRows.data(), in.seqRows.size() * 4},
-        Upload{"full_tables", in.tables[kFullGroup].data(), in.tables[kFullGroup].size() * 4},
-        Upload{"sliding_tables", in.tables[kSlidingGroup].data(),
-               in.tables[kSlidingGroup].size() * 4},
+        Upload{"full_tables", tables[kFullGroup].data(), tables[kFullGroup].size() * 4},
+        Upload{"sliding_tables", tables[kSlidingGroup].data(),
+               tables[kSlidingGroup].size() * 4},
         Upload{"logit_rows", in.logitRows.data(), in.logitRows.size() * 4}}) {
     Status s = upload(inputs_[u.name], u.data, u.bytes);
     if (!s.ok())
@@ -263,7 +287,53 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
     if (!s.ok())
       return s;
   }
+  // Decode steps (a token per sequence, each wanting logits) replay graphs;
+  // prefill steps, whose sizes rarely repeat, launch directly.
+  s = tokens > 0 && rows == tokens ? launchGraph(params) : enqueueSteps(params);
+  if (!s.ok())
+    return s;
+  logits.resize(rows * vocab);
+  if (rows)
+    COHERE2C_CHECK(api_->cuMemcpyDtoHAsync(logits.data(), inputs_["logits"].ptr,
+                                           rows * vocab * 4, stream_));
+  COHERE2C_CHECK(api_->cuStreamSynchronize(stream_));
+  return Status::success();
+}
 
+Status CudaExecutor::launchGraph(const std::map<std::string, int64_t> &params) {
+  if (graphsGeneration_ != generation_) {
+    destroyGraphs();
+    graphsGeneration_ = generation_;
+  }
+  auto key = std::make_tuple(params.at("tokens"), params.at("full_table_width"),
+                             params.at("sliding_table_width"));
+  auto found = graphs_.find(key);
+  if (found == graphs_.end()) {
+    COHERE2C_CHECK(api_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    Status enqueued = enqueueSteps(params);
+    Graph g;
+    CUresult ended = api_->cuStreamEndCapture(stream_, &g.graph);
+    if (!enqueued.ok()) {
+      if (g.graph)
+        api_->cuGraphDestroy(g.graph);
+      return enqueued;
+    }
+    COHERE2C_CHECK(ended);
+    Status instantiated =
+        api_->check(api_->cuGraphInstantiateWithFlags(&g.exec, g.graph, 0),
+                    "cuGraphInstantiateWithFlags");
+    if (!instantiated.ok()) {
+      api_->cuGraphDestroy(g.graph);
+      return instantiated;
+    }
+    found = graphs_.emplace(key, g).first;
+  }
+  COHERE2C_CHECK(api_->cuGraphLaunch(found->second.exec, stream_));
+  return Status::success();
+}
+
+Status CudaExecutor::enqueueSteps(const std::map<std::string, int64_t> &params) {
+  const Manifest &m = *manifest_;
   auto pointer = [&](const PlanArg &a) -> CUdeviceptr {
     switch (a.kind) {
     case PlanArg::Kind::Buffer: // a column range of the buffer's rows
@@ -284,10 +354,10 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
   std::vector<void *> args;
   for (const PlanStep &step : m.launchPlan.steps) {
     if (step.kind == PlanStep::Kind::Gemm) {
-      if (params[step.mParam] == 0)
+      if (params.at(step.mParam) == 0)
         continue; // e.g. no logits wanted from a prefill chunk
-      s = gemm(step, pointer(step.args[0]), pointer(step.args[1]), params[step.mParam],
-               step.args.size() > 2 ? pointer(step.args[2]) : 0);
+      Status s = gemm(step, pointer(step.args[0]), pointer(step.args[1]), params.at(step.mParam),
+                      step.args.size() > 2 ? pointer(step.args[2]) : 0);
       if (!s.ok())
         return s;
       continue;
@@ -296,12 +366,12 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
     args.assign(step.args.size(), nullptr);
     for (size_t i = 0; i < step.args.size(); ++i) {
       const PlanArg &a = step.args[i];
-      values[i] = a.kind == PlanArg::Kind::Param ? params[a.name]
+      values[i] = a.kind == PlanArg::Kind::Param ? params.at(a.name)
                   : a.kind == PlanArg::Kind::Int ? a.value
                                                  : pointer(a);
       args[i] = &values[i];
     }
-    unsigned gridX = params[step.gridXParam];
+    unsigned gridX = params.at(step.gridXParam);
     if (gridX == 0)
       continue;
     Status launched = api_->check(
@@ -311,11 +381,6 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
     if (!launched.ok())
       return Status::error(launched.message() + " (" + step.kernel + ")");
   }
-  logits.resize(rows * vocab);
-  if (rows)
-    COHERE2C_CHECK(api_->cuMemcpyDtoHAsync(logits.data(), inputs_["logits"].ptr,
-                                           rows * vocab * 4, stream_));
-  COHERE2C_CHECK(api_->cuStreamSynchronize(stream_));
   return Status::success();
 }
 

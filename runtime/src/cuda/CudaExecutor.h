@@ -47,6 +47,11 @@ private:
   Status upload(DeviceArray &array, const void *data, size_t bytes);
   /// The dtype of the plan buffer `name`.
   DType bufferDType(const std::string &name) const;
+  /// Enqueues the plan's launches and GEMMs for a step of these sizes.
+  Status enqueueSteps(const std::map<std::string, int64_t> &params);
+  /// Enqueues a decode step as a CUDA graph, captured on first use per
+  /// (tokens, table widths) and replayed after.
+  Status launchGraph(const std::map<std::string, int64_t> &params);
   /// One GEMM of the plan; `aScales` are a's per-token scales (FP8 only).
   Status gemm(const PlanStep &step, CUdeviceptr a, CUdeviceptr c, int64_t m,
               CUdeviceptr aScales);
@@ -65,6 +70,15 @@ private:
   DType dtype_ = DType::BF16;
   // Step inputs and the plan's buffers, by name.
   std::map<std::string, DeviceArray> inputs_, buffers_;
+  /// Decode-step graphs by (tokens, full and sliding table widths), valid
+  /// while no device array they captured was reallocated (generation).
+  struct Graph {
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+  };
+  std::map<std::tuple<int64_t, int64_t, int64_t>, Graph> graphs_;
+  int64_t generation_ = 0, graphsGeneration_ = 0;
+  void destroyGraphs();
   /// cuBLASLt's best algorithm per (m, n, k, output dtype, FP8).
   std::map<std::tuple<int64_t, int64_t, int64_t, int, bool>, cublasLtMatmulAlgo_t> algos_;
 };
