@@ -99,10 +99,13 @@ std::optional<int64_t> integerIn(const nlohmann::json &value, int64_t low,
 }
 
 /// One request per line: {"id": ..., "prompt_ids": [...], "max_new_tokens":
-/// N}; only prompt_ids is required, and a request without an id is named
-/// "line-<its line number>". Errors name the file and the line: not a JSON
-/// object, an unknown field, a field of the wrong type or range, an id used
-/// twice. A file that cannot be read or holds no request is an error.
+/// N, "logits_from": F}; only prompt_ids is required, and a request without
+/// an id is named "line-<its line number>". With --logits-dir, the request's
+/// file holds the logits rows of positions [F, P + N - 1) (default F = 0;
+/// F = P + N - 1 records none, for a request only timed); without it F is
+/// checked and unused. Errors name the file and the line: not a JSON object,
+/// an unknown field, a field of the wrong type or range, an id used twice. A
+/// file that cannot be read or holds no request is an error.
 StatusOr<std::vector<Request>> readRequests(const std::string &path,
                                             const Request &defaults) {
   std::ifstream in(path);
@@ -120,9 +123,10 @@ StatusOr<std::vector<Request>> readRequests(const std::string &path,
       return Status::error(where + ": not a JSON object");
     for (auto &field : j.items())
       if (field.key() != "id" && field.key() != "prompt_ids" &&
-          field.key() != "max_new_tokens")
+          field.key() != "max_new_tokens" && field.key() != "logits_from")
         return Status::error(where + ": unknown field '" + field.key() +
-                             "' (expected id, prompt_ids, max_new_tokens)");
+                             "' (expected id, prompt_ids, max_new_tokens, "
+                             "logits_from)");
     Request r = defaults;
     r.id = !j.contains("id")     ? "line-" + std::to_string(lineNo)
            : j["id"].is_string() ? j["id"].get<std::string>()
@@ -151,6 +155,23 @@ StatusOr<std::vector<Request>> readRequests(const std::string &path,
                              "at least 1, found " +
                              j["max_new_tokens"].dump());
       r.maxNewTokens = *n;
+    }
+    if (j.contains("logits_from")) {
+      // Rows exist for positions [0, P + N - 1) (the last generated token is
+      // never fed back); F = P + N - 1 asks for none. N may be as large as
+      // int64 allows: saturate.
+      int64_t prompt = r.promptIds.size();
+      int64_t end = r.maxNewTokens - 1 > kInt64Max - prompt
+                        ? kInt64Max
+                        : prompt + r.maxNewTokens - 1;
+      std::optional<int64_t> from = integerIn(j["logits_from"], 0, end);
+      if (!from)
+        return Status::error(where +
+                             ": logits_from must be an integer in [0, prompt "
+                             "tokens + max_new_tokens - 1] = [0, " +
+                             std::to_string(end) + "], found " +
+                             j["logits_from"].dump());
+      r.recordLogitsFrom = *from;
     }
     requests.push_back(std::move(r));
   }
@@ -185,8 +206,10 @@ int main(int argc, char **argv) {
   app.add_option("artifact", artifactPath, "OUT.so from cohere2c-compile")->required();
   auto *prompt = app.add_option("--prompt-ids", promptText,
                                 "comma-separated prompt token ids");
-  auto *reqs = app.add_option("--requests", requestsPath,
-                              "JSONL file: {\"id\", \"prompt_ids\", \"max_new_tokens\"} per line");
+  auto *reqs =
+      app.add_option("--requests", requestsPath,
+                     "JSONL file: {\"id\", \"prompt_ids\", \"max_new_tokens\", "
+                     "\"logits_from\"} per line (only prompt_ids is required)");
   prompt->excludes(reqs);
   app.add_option("--max-new-tokens", defaults.maxNewTokens,
                  "tokens to generate (a request's own value wins)")
@@ -200,7 +223,8 @@ int main(int argc, char **argv) {
       "--logits-dir", logitsDir,
       "with --requests: write each request's logits to DIR/<id>.safetensors "
       "(tensors logits [rows, vocab] F32 and first_row [1], the sequence "
-      "position of its first row: positions before it came from the cache)");
+      "position of its first row: the request's logits_from, default 0, or "
+      "later where positions before it came from the cache)");
   int64_t logitsFrom = 0;
   app.add_option("--logits-from", logitsFrom,
                  "with --logits-out: the first row written (e.g. P - 1 for the "
@@ -299,7 +323,9 @@ int main(int argc, char **argv) {
       if (!fileName)
         return fail("--logits-dir: request id '" + r.id +
                     "' cannot name a file (letters, digits, '.', '_', '-')");
-      r.recordLogits = true;
+      // logits_from = P + N - 1 asks for no row (compared without adding).
+      r.recordLogits =
+          r.recordLogitsFrom - (int64_t)r.promptIds.size() < r.maxNewTokens - 1;
     }
   }
 
