@@ -268,7 +268,7 @@ Status Engine::step(std::vector<Active *> &running,
 
   StepInput in;
   in.numSeqs = running.size();
-  std::vector<int64_t> firstLogit(running.size()), lastLogit(running.size());
+  std::vector<int64_t> lastLogit(running.size());
   bool hasPrompt = false;
   for (size_t s = 0; s < running.size(); ++s) {
     Active *a = running[s];
@@ -276,7 +276,6 @@ Status Engine::step(std::vector<Active *> &running,
     int64_t end = begin + chunks[s];
     bool completes = end == (int64_t)a->tokens.size();
     hasPrompt |= begin < (int64_t)a->request->promptIds.size() || chunks[s] > 1;
-    firstLogit[s] = in.logitRows.size();
     for (int64_t p = begin; p < end; ++p) {
       int32_t row = in.ids.size();
       bool record = a->request->recordLogits && p >= a->nextLogitsRow;
@@ -323,10 +322,13 @@ Status Engine::step(std::vector<Active *> &running,
     (end <= (int64_t)a->request->promptIds.size() ? stats_.prefillTokens
                                                   : stats_.decodeTokens) += chunks[s];
     if (a->request->recordLogits) {
-      // The rows of positions [nextLogitsRow, end); begin <= nextLogitsRow
+      // The rows of positions [max(begin, nextLogitsRow), end): the last of
+      // this sequence's rows (before them at most the sampling row of an
+      // earlier position, which is not recorded). begin <= nextLogitsRow
       // since admission caps the reused prefix there.
+      int64_t recorded = std::max<int64_t>(0, end - std::max(begin, a->nextLogitsRow));
       a->result.logits.insert(a->result.logits.end(),
-                              logits.begin() + firstLogit[s] * vocab,
+                              logits.begin() + (lastLogit[s] - recorded) * vocab,
                               logits.begin() + lastLogit[s] * vocab);
       a->nextLogitsRow = std::max(a->nextLogitsRow, end);
     }
