@@ -105,12 +105,14 @@ Status Engine::validate(const Request &r) const {
   if (r.maxNewTokens < 1)
     return Status::error(who + ": max_new_tokens must be at least 1, found " +
                          std::to_string(r.maxNewTokens));
-  // Compared without adding: max_new_tokens may be as large as int64 allows.
-  if (r.maxNewTokens >
+  // The model sees P + N - 1 positions (the last sampled token is never fed
+  // back). Compared without adding: max_new_tokens may be as large as int64
+  // allows.
+  if (r.maxNewTokens - 1 >
       config.maxPositionEmbeddings - (int64_t)r.promptIds.size())
     return Status::error(who + ": prompt (" + std::to_string(r.promptIds.size()) +
                          " tokens) + max_new_tokens (" +
-                         std::to_string(r.maxNewTokens) + ") exceeds the context of " +
+                         std::to_string(r.maxNewTokens) + ") - 1 exceeds the context of " +
                          std::to_string(config.maxPositionEmbeddings) +
                          " tokens (max_position_embeddings)");
 
@@ -217,6 +219,8 @@ Engine::run(const std::vector<Request> &requests,
     for (Active *a : running)
       if (a->finished) {
         a->result.totalMs = msSince(start);
+        if (a->result.ttftMs < 0) // finished on its first token
+          a->result.ttftMs = a->result.totalMs;
         if (onFinish)
           onFinish(a->result);
       }

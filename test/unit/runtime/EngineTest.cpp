@@ -103,6 +103,17 @@ TEST(EngineTest, ValidateRefusesRequestsTooLongForTheFullGroup) {
             "--kv-blocks is 2");
 }
 
+TEST(EngineTest, ValidateBoundsPositionsByTheContext) {
+  // tiny-cohere2's context is 8192 positions; a request uses P + N - 1.
+  EngineOptions options;
+  options.blockSize = 16;
+  EXPECT_EQ(validate(3, 8190, options), "");
+  EXPECT_EQ(validate(8192, 1, options), "");
+  EXPECT_EQ(validate(3, 8191, options),
+            "request r: prompt (3 tokens) + max_new_tokens (8191) - 1 exceeds "
+            "the context of 8192 tokens (max_position_embeddings)");
+}
+
 TEST(EngineTest, ValidateBoundsSlidingGroupByWindowAndChunk) {
   // Only sliding layers (window 8), blocks of 4: a 40-token prompt computed
   // at once holds at most ceil((8 + 40) / 4) + 2 = 14 blocks.
