@@ -19,6 +19,16 @@ StatusOr<DType> dtypeNamed(const std::string &name) {
   return Status::error("unknown dtype " + name);
 }
 
+/// o[key], or null where o is not an object or has no such key (a const
+/// json's operator[] must not be given a missing key).
+const json &field(const json &o, const char *key) {
+  static const json null;
+  if (!o.is_object())
+    return null;
+  auto it = o.find(key);
+  return it == o.end() ? null : *it;
+}
+
 } // namespace
 
 std::string LaunchPlan::toJson() const {
@@ -60,66 +70,73 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
   auto bad = [&](const std::string &what) {
     return Status::error(source + ": malformed launch plan: " + what);
   };
-  if (j.is_discarded() || !j.is_object() || !j["buffers"].is_array() ||
-      !j["steps"].is_array())
+  if (j.is_discarded() || !j.is_object() || !field(j, "buffers").is_array() ||
+      !field(j, "steps").is_array())
     return bad("expected {buffers, steps}");
   LaunchPlan plan;
-  for (const json &b : j["buffers"]) {
-    if (!b.is_object() || !b["name"].is_string() || !b["width"].is_number_integer() ||
-        !b["dtype"].is_string())
+  for (const json &b : field(j, "buffers")) {
+    if (!b.is_object() || !field(b, "name").is_string() ||
+        !field(b, "width").is_number_integer() ||
+        !field(b, "dtype").is_string())
       return bad("buffer " + b.dump());
-    StatusOr<DType> dtype = dtypeNamed(b["dtype"].get<std::string>());
+    StatusOr<DType> dtype = dtypeNamed(field(b, "dtype").get<std::string>());
     if (!dtype.ok())
       return bad(dtype.status().message());
-    plan.buffers.push_back({b["name"], b["width"], *dtype});
+    plan.buffers.push_back({field(b, "name"), field(b, "width"), *dtype});
   }
-  for (const json &s : j["steps"]) {
-    if (!s.is_object() || !s["kind"].is_string() || !s["args"].is_array())
+  for (const json &s : field(j, "steps")) {
+    if (!s.is_object() || !field(s, "kind").is_string() ||
+        !field(s, "args").is_array())
       return bad("step " + s.dump());
     PlanStep step;
-    for (const json &a : s["args"]) {
-      if (!a.is_object() || !a["kind"].is_string() || !a["name"].is_string() ||
-          !a["value"].is_number_integer() || !a["column"].is_number_integer() ||
-          !a["width"].is_number_integer() || a["column"] < 0 || a["width"] < 0)
+    for (const json &a : field(s, "args")) {
+      if (!a.is_object() || !field(a, "kind").is_string() ||
+          !field(a, "name").is_string() ||
+          !field(a, "value").is_number_integer() ||
+          !field(a, "column").is_number_integer() ||
+          !field(a, "width").is_number_integer() || field(a, "column") < 0 ||
+          field(a, "width") < 0)
         return bad("argument " + a.dump());
       PlanArg arg;
       int kind = -1;
       for (int k = 0; k < 5; ++k)
-        if (a["kind"] == kArgKinds[k])
+        if (field(a, "kind") == kArgKinds[k])
           kind = k;
       if (kind < 0)
-        return bad("argument kind " + a["kind"].dump());
+        return bad("argument kind " + field(a, "kind").dump());
       arg.kind = (PlanArg::Kind)kind;
-      arg.name = a["name"];
-      arg.value = a["value"];
-      arg.column = a["column"];
-      arg.width = a["width"];
+      arg.name = field(a, "name");
+      arg.value = field(a, "value");
+      arg.column = field(a, "column");
+      arg.width = field(a, "width");
       step.args.push_back(arg);
     }
-    if (s["kind"] == "kernel") {
-      if (!s["kernel"].is_string() || !s["grid_x"].is_string() ||
-          !s["grid_y"].is_number_integer() || !s["block_x"].is_number_integer())
+    if (field(s, "kind") == "kernel") {
+      if (!field(s, "kernel").is_string() || !field(s, "grid_x").is_string() ||
+          !field(s, "grid_y").is_number_integer() ||
+          !field(s, "block_x").is_number_integer())
         return bad("kernel step " + s.dump());
-      step.kernel = s["kernel"];
-      step.gridXParam = s["grid_x"];
-      step.gridY = s["grid_y"];
-      step.blockX = s["block_x"];
-    } else if (s["kind"] == "gemm") {
-      if (!s["weight"].is_string() || !s["weight_scale"].is_string() ||
-          !s["m"].is_string() || !s["n"].is_number_integer() ||
-          !s["k"].is_number_integer() || !s["alpha"].is_number())
+      step.kernel = field(s, "kernel");
+      step.gridXParam = field(s, "grid_x");
+      step.gridY = field(s, "grid_y");
+      step.blockX = field(s, "block_x");
+    } else if (field(s, "kind") == "gemm") {
+      if (!field(s, "weight").is_string() ||
+          !field(s, "weight_scale").is_string() || !field(s, "m").is_string() ||
+          !field(s, "n").is_number_integer() ||
+          !field(s, "k").is_number_integer() || !field(s, "alpha").is_number())
         return bad("gemm step " + s.dump());
       step.kind = PlanStep::Kind::Gemm;
-      step.weight = s["weight"];
-      step.weightScale = s["weight_scale"];
+      step.weight = field(s, "weight");
+      step.weightScale = field(s, "weight_scale");
       if (step.args.size() != (step.weightScale.empty() ? 2u : 3u))
         return bad("gemm step arguments " + s.dump());
-      step.mParam = s["m"];
-      step.n = s["n"];
-      step.k = s["k"];
-      step.alpha = s["alpha"];
+      step.mParam = field(s, "m");
+      step.n = field(s, "n");
+      step.k = field(s, "k");
+      step.alpha = field(s, "alpha");
     } else {
-      return bad("step kind " + s["kind"].dump());
+      return bad("step kind " + field(s, "kind").dump());
     }
     plan.steps.push_back(std::move(step));
   }

@@ -63,7 +63,9 @@ StatusOr<Manifest> Manifest::parse(const std::string &text,
     return Status::error(source + ": the manifest is not a JSON object");
   if (!j.contains("format_version") || j["format_version"] != kFormatVersion)
     return Status::error(source + ": manifest format_version must be " +
-                         std::to_string(kFormatVersion));
+                         std::to_string(kFormatVersion) +
+                         " (compiled by another version of cohere2c-compile: "
+                         "compile the model again)");
   for (const char *key : {"config", "target", "precision"})
     if (!j.contains(key))
       return Status::error(source + ": manifest lacks '" + key + "'");

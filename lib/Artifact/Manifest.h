@@ -37,7 +37,9 @@ std::vector<KVGroup> kvGroupsFor(const ModelConfig &config);
 
 struct Manifest {
   /// 2: weights_id, and OUT.weights files with a header (WeightsFile.h).
-  static constexpr int kFormatVersion = 2;
+  /// 3: weights in the order of expectedTensors with q, k, v, gate, up
+  /// adjacent (FP8 scales after each run); launch-plan column views.
+  static constexpr int kFormatVersion = 3;
 
   ModelConfig config;
   std::string target;    // "host" or "cuda"

@@ -896,7 +896,14 @@ std::vector<SmallVector<Operation *>> mergeableLinears(ModuleOp module, Block &b
       contiguous &= cast<RankedTensorType>(ops[i]->getResult(0).getType()).getElementType() ==
                     cast<RankedTensorType>(ops[0]->getResult(0).getType()).getElementType();
     }
-    if (contiguous)
+    // Only kernels that take a row stride may read a column view: q, k, v of
+    // attention and gate, up of SwiGLU.
+    bool viewsReadable = llvm::all_of(ops, [](Operation *op) {
+      return llvm::all_of(op->getResult(0).getUsers(), [](Operation *user) {
+        return isa<attn::AttentionOp, attn::SwiGLUOp, attn::SwiGLUQuantOp>(user);
+      });
+    });
+    if (contiguous && viewsReadable)
       groups.push_back(ops);
   }
   return groups;
@@ -909,6 +916,13 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
     for (Value operand : op.getOperands())
       lastUse[operand] = &op;
   auto weightOf = [&](FlatSymbolRefAttr ref) { return ref.getValue(); };
+  // Ends the operands whose last use is `op` (each once, however often used).
+  auto releaseOperands = [&](Operation *op) {
+    SmallPtrSet<void *, 8> done;
+    for (Value operand : op->getOperands())
+      if (lastUse[operand] == op && done.insert(operand.getAsOpaquePointer()).second)
+        release(operand);
+  };
   // Row kernels (norms, quantization) hold a row as pairs of values.
   auto evenWidth = [&](Operation *op, int64_t width) -> LogicalResult {
     if (width % 2 == 0)
@@ -957,9 +971,7 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
     if (merged.count(&op)) {
       if (mergedAt.count(&op))
         mergedGemm(mergedAt[&op]);
-      for (Value operand : op.getOperands())
-        if (lastUse[operand] == &op)
-          release(operand);
+      releaseOperands(&op);
       continue;
     }
     // A result gets its buffer before the op's operands are released, so no
@@ -1001,9 +1013,11 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
               return success();
             })
             .Case([&](attn::AttentionOp o) -> LogicalResult {
-              if (o.getHeadDim() % kWarp != 0)
-                return o.emitOpError("the cuda target needs head_dim to be a "
-                                     "multiple of 32, found ")
+              // A lane owns head_dim / 32 features; RoPE pairs must not
+              // straddle lanes: one feature per lane, or an even count.
+              if (o.getHeadDim() != kWarp && o.getHeadDim() % (2 * kWarp) != 0)
+                return o.emitOpError("the cuda target needs head_dim 32 or a "
+                                     "multiple of 64, found ")
                        << o.getHeadDim();
               Type e = cast<RankedTensorType>(o.getType()).getElementType();
               KVCachePlacement placement = kvCachePlacementOf(o);
@@ -1108,9 +1122,7 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
             });
     if (failed(result))
       return failure();
-    for (Value operand : op.getOperands())
-      if (lastUse[operand] == &op)
-        release(operand);
+    releaseOperands(&op);
   }
   return success();
 }

@@ -26,6 +26,7 @@ std::string calledFunction(const char *expression) {
 
 constexpr size_t kWorkspaceBytes = 32 << 20; // cuBLASLt workspace
 constexpr int64_t kTableWidthStep = 16;       // block-table width granularity
+constexpr int64_t kMaxGraphs = 64;            // decode graphs kept at most
 
 cudaDataType_t cudaType(DType d) {
   return d == DType::BF16 ? CUDA_R_16BF : d == DType::F16 ? CUDA_R_16F : CUDA_R_32F;
@@ -173,7 +174,8 @@ Status CudaExecutor::gemm(const PlanStep &step, CUdeviceptr a, CUdeviceptr c,
       (fp8 && wScales->offset + (uint64_t)step.n * 4 > total))
     return Status::error("launch plan: the GEMM of " + step.weight + " (" +
                          std::to_string(step.n) + " x " + std::to_string(step.k) +
-                         ") reaches past the weights");
+                         ") reaches past the weights (" + std::to_string(total) +
+                         " bytes)");
   // The output is a plan buffer of its own dtype, or the f32 logits.
   DType outDType = step.args[1].kind == PlanArg::Kind::Buffer
                        ? bufferDType(step.args[1].name)
@@ -289,7 +291,8 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
   }
   // Decode steps (a token per sequence, each wanting logits) replay graphs;
   // prefill steps, whose sizes rarely repeat, launch directly.
-  s = tokens > 0 && rows == tokens ? launchGraph(params) : enqueueSteps(params);
+  bool decode = tokens > 0 && tokens == in.numSeqs && rows == tokens;
+  s = decode ? launchGraph(params) : enqueueSteps(params);
   if (!s.ok())
     return s;
   logits.resize(rows * vocab);
@@ -309,6 +312,9 @@ Status CudaExecutor::launchGraph(const std::map<std::string, int64_t> &params) {
                              params.at("sliding_table_width"));
   auto found = graphs_.find(key);
   if (found == graphs_.end()) {
+    // Widths only grow while sequences decode: most old graphs are dead.
+    if ((int64_t)graphs_.size() >= kMaxGraphs)
+      destroyGraphs();
     COHERE2C_CHECK(api_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
     Status enqueued = enqueueSteps(params);
     Graph g;

@@ -52,6 +52,7 @@ private:
   /// Enqueues a decode step as a CUDA graph, captured on first use per
   /// (tokens, table widths) and replayed after.
   Status launchGraph(const std::map<std::string, int64_t> &params);
+  void destroyGraphs();
   /// One GEMM of the plan; `aScales` are a's per-token scales (FP8 only).
   Status gemm(const PlanStep &step, CUdeviceptr a, CUdeviceptr c, int64_t m,
               CUdeviceptr aScales);
@@ -78,7 +79,6 @@ private:
   };
   std::map<std::tuple<int64_t, int64_t, int64_t>, Graph> graphs_;
   int64_t generation_ = 0, graphsGeneration_ = 0;
-  void destroyGraphs();
   /// cuBLASLt's best algorithm per (m, n, k, output dtype, FP8).
   std::map<std::tuple<int64_t, int64_t, int64_t, int, bool>, cublasLtMatmulAlgo_t> algos_;
 };

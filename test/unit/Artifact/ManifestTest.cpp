@@ -77,18 +77,19 @@ TEST(ManifestTest, RejectsBadWeightsId) {
                                        "empty or 32 lowercase hex digits");
 }
 
-TEST(ManifestTest, RejectsFormatVersion1) {
-  // Version 1 had no weights_id and OUT.weights files without a header.
+TEST(ManifestTest, RejectsFormatVersion2) {
+  // Version 2 laid the weights out in another order (o before gate and up).
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
   m.weights = WeightLayout::forModel(m.config, DType::F32);
   std::string text = m.toJson();
-  size_t at = text.find("\"format_version\":2");
+  size_t at = text.find("\"format_version\":3");
   ASSERT_NE(at, std::string::npos) << text;
-  text.replace(at, 18, "\"format_version\":1");
+  text.replace(at, 18, "\"format_version\":2");
   StatusOr<Manifest> parsed = Manifest::parse(text, "old.so");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().message(),
-            "old.so: manifest format_version must be 2");
+            "old.so: manifest format_version must be 3 (compiled by another "
+            "version of cohere2c-compile: compile the model again)");
 }
 
 } // namespace

@@ -14,7 +14,23 @@ namespace {
 bool startsWith(const std::string &s, const char *prefix) {
   return s.rfind(prefix, 0) == 0;
 }
+
+/// The row stride a kernel was specialized to for argument `what`: N of
+/// "_<what>stride<N>" in its name, else the row's own width.
+int64_t strideInName(const std::string &kernel, const std::string &what, int64_t width) {
+  std::string key = "_" + what + "stride";
+  size_t at = kernel.find(key);
+  return at == std::string::npos ? width : std::stoll(kernel.substr(at + key.size()));
+}
 } // namespace
+
+void PlanInterpreter::expectStride(const std::string &kernel, const std::string &what,
+                                   int64_t width, const Ref &view) {
+  if (error_.empty() && strideInName(kernel, what, width) != view.stride)
+    error_ = kernel + ": compiled for a " + what + " row stride of " +
+             std::to_string(strideInName(kernel, what, width)) + ", given a buffer of " +
+             std::to_string(view.stride);
+}
 
 float PlanInterpreter::Ref::get(int64_t i) const {
   return elementToFloat(dtype, data + i * dtypeSize(dtype));
@@ -189,6 +205,8 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
       };
       if (append) {
         Ref kk = arg(a[0]), vv = arg(a[1]);
+        expectStride(k, "k", kvh * hd, kk);
+        expectStride(k, "v", kvh * hd, vv);
         for (int64_t h = 0; h < kvh; ++h) {
           std::vector<float> key(hd);
           for (int64_t d = 0; d < hd; ++d) {
@@ -203,6 +221,7 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
         continue;
       }
       Ref q = arg(a[0]), out = arg(a[5]);
+      expectStride(k, "q", heads * hd, q);
       int64_t first = sliding ? std::max<int64_t>(0, p - c.slidingWindow + 1) : 0;
       for (int64_t h = 0; h < heads; ++h) {
         int64_t kv = h / (heads / kvh);
@@ -241,6 +260,8 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
     } else if (startsWith(k, "swiglu_")) {
       Ref g = arg(a[0]), u = arg(a[1]);
       int64_t w = widthOf(a[0]);
+      expectStride(k, "gate", w, g);
+      expectStride(k, "up", w, u);
       std::vector<float> row(w);
       for (int64_t d = 0; d < w; ++d) {
         float x = g.get(t * g.stride + d);
@@ -307,6 +328,8 @@ Status PlanInterpreter::run(const StepInput &in, std::vector<float> &logits) {
       gemm(step, params_.at(step.mParam));
     else
       kernel(step, params_.at(step.gridXParam));
+    if (!error_.empty())
+      return Status::error(error_);
   }
   logits = logits_;
   return Status::success();

@@ -39,6 +39,12 @@ private:
     void set(int64_t i, float v) const;
   };
   Ref arg(const PlanArg &a);
+  /// Records an error when a kernel's name says another row stride for
+  /// argument `what` than the buffer it is given (a column view's is the
+  /// buffer's width; a whole buffer's, `width`).
+  void expectStride(const std::string &kernel, const std::string &what, int64_t width,
+                    const Ref &view);
+  std::string error_;
   int64_t scalar(const PlanArg &a) const;
   void kernel(const PlanStep &step, int64_t gridX);
   void gemm(const PlanStep &step, int64_t m);
