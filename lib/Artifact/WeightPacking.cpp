@@ -63,6 +63,29 @@ std::string shapeString(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
+/// The index of the first NaN or infinity among `n` values of `dtype` at
+/// `data` (by their exponent bits: all ones), or -1.
+int64_t firstNonFinite(DType dtype, const char *data, int64_t n) {
+  auto scan = [&](auto type, auto mask) -> int64_t {
+    using T = decltype(type);
+    const T *v = reinterpret_cast<const T *>(data);
+    for (int64_t i = 0; i < n; ++i)
+      if ((v[i] & mask) == mask)
+        return i;
+    return -1;
+  };
+  switch (dtype) {
+  case DType::F32:
+    return scan(uint32_t{}, uint32_t{0x7F800000});
+  case DType::BF16:
+    return scan(uint16_t{}, uint16_t{0x7F80});
+  case DType::F8E4M3: // no infinity; NaN is S.1111.111
+    return scan(uint8_t{}, uint8_t{0x7F});
+  default:
+    return -1;
+  }
+}
+
 } // namespace
 
 Status packWeights(const Checkpoint &checkpoint, const WeightLayout &layout,
@@ -137,6 +160,18 @@ Status packWeights(const Checkpoint &checkpoint, const WeightLayout &layout,
       return Status::error(std::string("weights stored as ") +
                            dtypeName(entry.dtype) + " cannot be packed");
     }
+    // A NaN or infinity (in the checkpoint, or from a value beyond the
+    // layout's range) would only show as garbage logits later.
+    int64_t bad = firstNonFinite(entry.dtype, dst, n);
+    const WeightEntry *scaleEntry =
+        entry.dtype == DType::F8E4M3 ? layout.scaleOf(entry) : nullptr;
+    if (bad < 0 && scaleEntry && firstNonFinite(DType::F32, base + scaleEntry->offset, rows) >= 0)
+      return Status::error(source + ": tensor " + entry.name +
+                           " has a non-finite rowwise scale");
+    if (bad >= 0)
+      return Status::error(source + ": tensor " + entry.name +
+                           " holds a non-finite value (NaN or infinity) at element " +
+                           std::to_string(bad) + " as " + dtypeName(entry.dtype));
   }
   return Status::success();
 }

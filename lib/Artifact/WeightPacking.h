@@ -27,7 +27,8 @@ using ProgressFn = std::function<void(size_t, size_t)>;
 /// is copied as is into an FP8 layout and dequantized (q * scale) into
 /// others. Padding between tensors is zeroed. Errors: a missing tensor or a
 /// shape other than the layout's (naming `source`, the tensor, both shapes);
-/// an F8_E4M3 tensor without its scales.
+/// an F8_E4M3 tensor without its scales; a NaN or infinity in a packed
+/// tensor or its scales (naming the tensor and the element).
 Status packWeights(const Checkpoint &checkpoint, const WeightLayout &layout,
                    void *buffer, const std::string &source,
                    const ProgressFn &progress = nullptr);

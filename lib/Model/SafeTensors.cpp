@@ -283,6 +283,10 @@ StatusOr<Checkpoint> Checkpoint::open(const std::string &dir) {
       return Status::error(indexPath + ": weight_map[" + name +
                            "] must be a file name, found " + shard.dump());
     std::string shardName = shard.get<std::string>();
+    if (shardName.empty() || shardName == "." || shardName == ".." ||
+        shardName.find('/') != std::string::npos)
+      return Status::error(indexPath + ": weight_map[" + name + "] must name a file in " +
+                           dir + ", found '" + shardName + "'");
     auto &file = shards[shardName];
     if (!file) {
       StatusOr<std::shared_ptr<SafeTensorsFile>> opened =

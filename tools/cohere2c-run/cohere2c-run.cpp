@@ -23,8 +23,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <unistd.h>
 #include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -111,6 +112,10 @@ StatusOr<std::vector<Request>> readRequests(const std::string &path,
   std::ifstream in(path);
   if (!in)
     return Status::error(path + ": cannot open (" + std::strerror(errno) + ")");
+  // A device such as /dev/zero would be read forever, never ending a line.
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0 && (S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode)))
+    return Status::error(path + ": a device, not a file of requests");
   std::vector<Request> requests;
   std::map<std::string, int> lineOfId;
   std::string line;

@@ -298,6 +298,18 @@ TEST(SafeTensorsTest, RejectsIndexNamingMissingShard) {
                 "such file or directory)");
 }
 
+TEST(SafeTensorsTest, RejectsIndexNamingShardOutsideTheFolder) {
+  for (const char *shard : {"../model-00001-of-00002.safetensors", "..", "sub/x.safetensors"}) {
+    std::string dir = writeShardedCheckpoint(
+        {{"a", "model-00001-of-00002.safetensors"}, {"b", shard}});
+    StatusOr<Checkpoint> checkpoint = Checkpoint::open(dir);
+    ASSERT_FALSE(checkpoint.ok()) << shard;
+    EXPECT_EQ(checkpoint.status().message(),
+              dir + "/model.safetensors.index.json: weight_map[b] must name a file in " +
+                  dir + ", found '" + shard + "'");
+  }
+}
+
 TEST(SafeTensorsTest, RejectsIndexPlacingTensorInWrongShard) {
   std::string dir =
       writeShardedCheckpoint({{"a", "model-00001-of-00002.safetensors"},
