@@ -939,23 +939,34 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
     merged.insert(group.begin(), group.end());
     mergedAt[first] = std::move(group);
   }
-  auto mergedGemm = [&](ArrayRef<Operation *> group) {
+  // The GEMM of one linear layer, or of a merged group (layout order): its
+  // output is the result's buffer, or one buffer the results are column
+  // views of. FP8: the weight's rowwise scales, the input's per-token ones.
+  auto linearGemm = [&](ArrayRef<Operation *> group) {
     Value input = group[0]->getOperand(0);
-    auto resultType = [](Operation *op) { return cast<RankedTensorType>(op->getResult(0).getType()); };
+    auto widthOf = [](Operation *op) {
+      return cast<RankedTensorType>(op->getResult(0).getType()).getDimSize(1);
+    };
     int64_t n = 0;
     for (Operation *op : group)
-      n += resultType(op).getDimSize(1);
-    std::string name = allocate(n, dtypeOf(resultType(group[0]).getElementType()));
-    liveViews[name] = group.size();
-    int64_t column = 0;
-    for (Operation *op : group) {
-      PlanArg view = buffer(name);
-      view.column = column;
-      view.width = resultType(op).getDimSize(1);
-      buffers[op->getResult(0)] = view;
-      column += view.width;
+      n += widthOf(op);
+    PlanArg out;
+    if (group.size() == 1) {
+      out = bufferFor(group[0]->getResult(0));
+    } else {
+      out = buffer(allocate(
+          n, dtypeOf(cast<RankedTensorType>(group[0]->getResult(0).getType()).getElementType())));
+      liveViews[out.name] = group.size();
+      int64_t column = 0;
+      for (Operation *op : group) {
+        PlanArg view = out;
+        view.column = column;
+        view.width = widthOf(op);
+        buffers[op->getResult(0)] = view;
+        column += view.width;
+      }
     }
-    gemmStep(buffers[input], buffer(name),
+    gemmStep(buffers[input], out,
              group[0]->getAttrOfType<FlatSymbolRefAttr>("weight").getValue(), "tokens", n,
              cast<RankedTensorType>(input.getType()).getDimSize(1), 1.0);
     if (auto fp8 = dyn_cast<attn::FP8LinearOp>(group[0])) {
@@ -970,7 +981,7 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
     b.setLoc(op.getLoc());
     if (merged.count(&op)) {
       if (mergedAt.count(&op))
-        mergedGemm(mergedAt[&op]);
+        linearGemm(mergedAt[&op]);
       releaseOperands(&op);
       continue;
     }
@@ -1004,12 +1015,8 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
                           bufferFor(o.getResult())});
               return success();
             })
-            .Case([&](attn::LinearOp o) -> LogicalResult {
-              auto in = cast<RankedTensorType>(o.getInput().getType());
-              auto out = cast<RankedTensorType>(o.getType());
-              gemmStep(buffers[o.getInput()], bufferFor(o.getResult()),
-                       weightOf(o.getWeightAttr()), "tokens", out.getDimSize(1),
-                       in.getDimSize(1), 1.0);
+            .Case<attn::LinearOp, attn::FP8LinearOp>([&](Operation *o) -> LogicalResult {
+              linearGemm({o});
               return success();
             })
             .Case([&](attn::AttentionOp o) -> LogicalResult {
@@ -1090,18 +1097,6 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
                                            strideOf(gate), strideOf(up)),
                          "tokens", 1, rowThreads(in.getDimSize(1)),
                          {gate, up, bufferFor(o.getValues()), bufferFor(o.getScales())});
-              return success();
-            })
-            .Case([&](attn::FP8LinearOp o) -> LogicalResult {
-              auto in = cast<RankedTensorType>(o.getInput().getType());
-              auto out = cast<RankedTensorType>(o.getType());
-              gemmStep(buffers[o.getInput()], bufferFor(o.getResult()),
-                       weightOf(o.getWeightAttr()), "tokens", out.getDimSize(1),
-                       in.getDimSize(1), 1.0);
-              // Rowwise scales: the weight's per output channel, the input's
-              // per token.
-              plan.steps.back().weightScale = weightOf(o.getWeightScaleAttr()).str();
-              plan.steps.back().args.push_back(buffers[o.getInputScales()]);
               return success();
             })
             .Case([&](attn::LogitsOp o) -> LogicalResult {
