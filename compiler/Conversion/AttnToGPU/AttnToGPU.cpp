@@ -56,6 +56,7 @@ constexpr int64_t kChunkThreads = 256;  // elementwise kernels: threads per chun
 constexpr int64_t kReduceScratch = 32;  // block reductions: a float per warp
 constexpr int64_t kAttentionWarps = 16; // attention: warps per (token, head)
 constexpr int64_t kKeysInFlight = 4;    // attention: keys a warp loads at once
+constexpr int64_t kAttentionSplits = 4; // attention: blocks per (token, head)
 constexpr int64_t kWarp = 32;
 
 DType dtypeOf(Type t) {
@@ -327,6 +328,7 @@ private:
                              int64_t kStride, int64_t vStride);
   std::string attentionKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
                               int64_t qStride);
+  std::string attentionMergeKernel(Type e, int64_t heads, int64_t hd);
   std::string swigluKernel(Type e, int64_t width, int64_t gateStride, int64_t upStride);
   std::string residualKernel(TypeRange inputs, Type result, int64_t width);
   std::string gatherRowsKernel(Type e, int64_t width);
@@ -576,12 +578,16 @@ std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
   return name;
 }
 
-// One block per (token, head); its warps split the keys the token sees
+// Attention as in flash-decoding (Dao et al., 2023): the keys a token sees
 // (j <= p, and p - W < j on sliding layers; only blocks in that range are
-// read) into contiguous ranges, each lane owning head_dim / 32 consecutive
-// features. Each warp runs an online softmax (Milakov and Gimelshein, 2018)
-// over its range; the partial results are merged in shared memory as in
-// flash-decoding (Dao et al., 2023).
+// read) are split into kAttentionSplits contiguous ranges, one block per
+// (token, head, split), so that a decode step of one sequence still fills
+// the GPU. A block's warps split its range again, each lane owning
+// head_dim / 32 consecutive features; each warp runs an online softmax
+// (Milakov and Gimelshein, 2018) over its keys, the block merges its warps
+// in shared memory and writes its partial result (max m, sum l, and the
+// unnormalized output acc[head_dim], f32) for attentionMergeKernel. A range
+// with no keys writes m = -inf, l = 0, acc = 0.
 std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
                                              int64_t groupLayers, int64_t qStride) {
   std::optional<int64_t> window = op.getSlidingWindow();
@@ -591,13 +597,13 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
       "attention_" + (window ? "sliding" + std::to_string(*window) : std::string("full")) +
       "_h" + std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
       std::to_string(hd) + "_l" + std::to_string(groupLayers) +
-      strideSuffix("q", qStride, heads * hd));
+      strideSuffix("q", qStride, heads * hd) + "_split" + std::to_string(kAttentionSplits));
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   // Shared memory: each warp's running max and sum, then its accumulator.
   int64_t accOffset = 2 * kAttentionWarps;
-  // q, positions, seqs, tables, pool, out, slot, block_size, table_width
-  if (!beginKernel(name, {flat(e), flat(i32), flat(i32), flat(i32), flat(e), flat(e),
-                          i64, i64, i64},
+  // q, positions, seqs, tables, pool, partial (f32), slot, block_size, table_width
+  if (!beginKernel(name, {flat(e), flat(i32), flat(i32), flat(i32), flat(e),
+                          flat(b.getF32Type()), i64, i64, i64},
                    kAttentionWarps * kWarp, accOffset + kAttentionWarps * hd))
     return name;
   Value q = kernel.getArgument(0), positions = kernel.getArgument(1),
@@ -606,7 +612,9 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
   Value slot = toIndex(kernel.getArgument(6)), bs = toIndex(kernel.getArgument(7)),
         width = toIndex(kernel.getArgument(8));
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  Value h = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value y = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value h = arith::DivUIOp::create(b, y, index(kAttentionSplits));
+  Value split = arith::RemUIOp::create(b, y, index(kAttentionSplits));
   Value warp = arith::DivUIOp::create(b, threadId, index(kWarp));
   Value lane = arith::RemUIOp::create(b, threadId, index(kWarp));
   Value p = toIndex(load(positions, t)), s = toIndex(load(seqs, t));
@@ -615,11 +623,16 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
   if (window)
     first = arith::MaxSIOp::create(b, index(0), add(p, index(1 - *window)));
   Value end = add(p, index(1));
-  // This warp's keys: [lo, hi), a contiguous share of [first, end).
-  Value share = arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, end, first),
+  // This block's keys: [blockLo, blockHi), a contiguous share of
+  // [first, end); this warp's: [lo, hi), a contiguous share of that.
+  Value blockShare = arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, end, first),
+                                                index(kAttentionSplits));
+  Value blockLo = arith::MinUIOp::create(b, add(first, mul(split, blockShare)), end);
+  Value blockHi = arith::MinUIOp::create(b, add(blockLo, blockShare), end);
+  Value share = arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, blockHi, blockLo),
                                            index(kAttentionWarps));
-  Value lo = arith::MinUIOp::create(b, add(first, mul(warp, share)), end);
-  Value hi = arith::MinUIOp::create(b, add(lo, share), end);
+  Value lo = arith::MinUIOp::create(b, add(blockLo, mul(warp, share)), blockHi);
+  Value hi = arith::MinUIOp::create(b, add(lo, share), blockHi);
 
   Value qBase = add(mul(t, index(qStride)), add(mul(h, index(hd)), mul(lane, index(perLane))));
   Value scale = f32(1.0 / std::sqrt((double)hd));
@@ -724,25 +737,66 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
                             ValueRange{add(accBase, index(i))});
   gpu::BarrierOp::create(b);
   // Merge: thread d < head_dim combines feature d over the warps. A warp
-  // with no keys has max -inf and sum 0 and contributes nothing.
+  // with no keys has max -inf and sum 0 and contributes nothing; so does the
+  // whole block when its range is empty (m = -inf, measured from 0).
+  Value minusInf = f32(-std::numeric_limits<float>::infinity());
+  Value partialBase =
+      mul(add(mul(t, index(heads * kAttentionSplits)), y), index(hd + 2));
   forThreads(hd, [&](Value d) {
-    Value m = f32(-std::numeric_limits<float>::infinity());
+    Value m = minusInf;
     for (int64_t w = 0; w < kAttentionWarps; ++w)
       m = arith::MaximumFOp::create(b, m, memref::LoadOp::create(b, scratch, ValueRange{index(w)}));
+    Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, minusInf);
+    Value from = arith::SelectOp::create(b, empty, f32(0), m);
     Value l = f32(0), acc = f32(0);
     for (int64_t w = 0; w < kAttentionWarps; ++w) {
       Value mw = memref::LoadOp::create(b, scratch, ValueRange{index(w)});
       Value lw = memref::LoadOp::create(b, scratch, ValueRange{index(kAttentionWarps + w)});
-      // exp(-inf - m) = 0 for empty warps; m is finite (a token sees itself).
-      Value c = math::ExpOp::create(b, subf(mw, m));
+      Value c = math::ExpOp::create(b, subf(mw, from));
       l = addf(l, mulf(lw, c));
       Value aw = memref::LoadOp::create(
           b, scratch, ValueRange{add(index(accOffset + w * hd), d)});
       acc = addf(acc, mulf(aw, c));
     }
-    store(arith::DivFOp::create(b, acc, l), out,
-          add(mul(t, index(heads * hd)), add(mul(h, index(hd)), d)));
+    memref::StoreOp::create(b, acc, out, ValueRange{add(partialBase, add(d, index(2)))});
+    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, d, index(0)), [&] {
+      memref::StoreOp::create(b, m, out, ValueRange{partialBase});
+      memref::StoreOp::create(b, l, out, ValueRange{add(partialBase, index(1))});
+    });
   });
+  endKernel();
+  return name;
+}
+
+// Combines a token's kAttentionSplits partial results per head (written by
+// attentionKernel): out = sum_z acc_z e^(m_z - m) / sum_z l_z e^(m_z - m),
+// m = max_z m_z (finite: the first range holds at least the token itself).
+// A block per (token, head), a thread per feature.
+std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t hd) {
+  std::string name = sanitize("attention_merge_h" + std::to_string(heads) + "_d" +
+                              std::to_string(hd) + "_split" +
+                              std::to_string(kAttentionSplits));
+  if (!beginKernel(name, {flat(b.getF32Type()), flat(e)}, hd, 0))
+    return name;
+  Value partial = kernel.getArgument(0), out = kernel.getArgument(1);
+  Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value h = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value d = threadId;
+  auto base = [&](int64_t z) {
+    return mul(add(mul(add(mul(t, index(heads)), h), index(kAttentionSplits)), index(z)),
+               index(hd + 2));
+  };
+  Value m = f32(-std::numeric_limits<float>::infinity());
+  for (int64_t z = 0; z < kAttentionSplits; ++z)
+    m = arith::MaximumFOp::create(b, m, load(partial, base(z)));
+  Value l = f32(0), acc = f32(0);
+  for (int64_t z = 0; z < kAttentionSplits; ++z) {
+    Value c = math::ExpOp::create(b, subf(load(partial, base(z)), m));
+    l = addf(l, mulf(load(partial, add(base(z), index(1))), c));
+    acc = addf(acc, mulf(load(partial, add(base(z), add(d, index(2)))), c));
+  }
+  store(arith::DivFOp::create(b, acc, l), out,
+        add(mul(t, index(heads * hd)), add(mul(h, index(hd)), d)));
   endKernel();
   return name;
 }
@@ -1038,11 +1092,19 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
                          chunksOf(o.getNumKvHeads() * o.getHeadDim() / 2), kChunkThreads,
                          {k, v, input("positions"), input("seqs"), tables, pool, slot, bs,
                           width});
-              PlanArg out = bufferFor(o.getResult());
+              // Partial results [tokens, heads, splits, m l acc[hd]], f32.
+              int64_t heads = o.getNumHeads(), hd = o.getHeadDim();
+              std::string partial =
+                  allocate(heads * kAttentionSplits * (hd + 2), DType::F32);
               kernelStep(attentionKernel(e, o, layers, strideOf(q)), "tokens",
-                         o.getNumHeads(), kAttentionWarps * kWarp,
-                         {q, input("positions"), input("seqs"), tables, pool, out, slot, bs,
-                          width});
+                         heads * kAttentionSplits, kAttentionWarps * kWarp,
+                         {q, input("positions"), input("seqs"), tables, pool, buffer(partial),
+                          slot, bs, width});
+              PlanArg out = bufferFor(o.getResult());
+              kernelStep(attentionMergeKernel(e, heads, hd), "tokens", heads, hd,
+                         {buffer(partial), out});
+              freeBuffers[{heads * kAttentionSplits * (hd + 2), (int)DType::F32}].push_back(
+                  partial);
               return success();
             })
             .Case([&](attn::SwiGLUOp o) -> LogicalResult {

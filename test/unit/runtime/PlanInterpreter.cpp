@@ -176,6 +176,26 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
       std::vector<float> row = layerNorm(arg(a[0]), arg(a[1]), t, h);
       for (int64_t d = 0; d < h; ++d)
         out.set(t * h + d, row[d]);
+    } else if (startsWith(k, "attention_merge_")) {
+      // out = sum_z acc_z e^(m_z - m) / sum_z l_z e^(m_z - m), m = max_z m_z.
+      Ref partial = arg(a[0]), out = arg(a[1]);
+      int64_t heads = c.numHeads, hd = c.headDim, splits = widthOf(a[0]) / (heads * (hd + 2));
+      for (int64_t h = 0; h < heads; ++h) {
+        int64_t base = (t * heads + h) * splits * (hd + 2);
+        double m = -std::numeric_limits<double>::infinity();
+        for (int64_t z = 0; z < splits; ++z)
+          m = std::max(m, (double)partial.get(base + z * (hd + 2)));
+        double l = 0;
+        std::vector<double> acc(hd, 0.0);
+        for (int64_t z = 0; z < splits; ++z) {
+          double w = std::exp(partial.get(base + z * (hd + 2)) - m);
+          l += w * partial.get(base + z * (hd + 2) + 1);
+          for (int64_t d = 0; d < hd; ++d)
+            acc[d] += w * partial.get(base + z * (hd + 2) + 2 + d);
+        }
+        for (int64_t d = 0; d < hd; ++d)
+          out.set(t * heads * hd + h * hd + d, (float)(acc[d] / l));
+      }
     } else if (startsWith(k, "kv_append_") || startsWith(k, "attention_")) {
       bool append = startsWith(k, "kv_append_");
       bool sliding = k.find("sliding") != std::string::npos ||
@@ -220,9 +240,12 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
         }
         continue;
       }
-      Ref q = arg(a[0]), out = arg(a[5]);
+      // Partial results of each split of the keys [first, p]: m, l, acc[hd].
+      Ref q = arg(a[0]), partial = arg(a[5]);
       expectStride(k, "q", heads * hd, q);
+      int64_t splits = step.gridY / heads;
       int64_t first = sliding ? std::max<int64_t>(0, p - c.slidingWindow + 1) : 0;
+      int64_t share = (p + 1 - first + splits - 1) / splits;
       for (int64_t h = 0; h < heads; ++h) {
         int64_t kv = h / (heads / kvh);
         std::vector<float> query(hd);
@@ -230,25 +253,31 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
           query[d] = q.get(t * q.stride + h * hd + d);
         if (sliding)
           rotate(query);
-        std::vector<double> scores;
-        double mx = -std::numeric_limits<double>::infinity();
-        for (int64_t j = first; j <= p; ++j) {
-          double dot = 0;
+        for (int64_t z = 0; z < splits; ++z) {
+          int64_t lo = std::min(first + z * share, p + 1), hi = std::min(lo + share, p + 1);
+          std::vector<double> scores;
+          double mx = -std::numeric_limits<double>::infinity();
+          for (int64_t j = lo; j < hi; ++j) {
+            double dot = 0;
+            for (int64_t d = 0; d < hd; ++d)
+              dot += query[d] * (double)pool.get(at(j, 0, kv) + d);
+            scores.push_back(dot / std::sqrt((double)hd));
+            mx = std::max(mx, scores.back());
+          }
+          double sum = 0;
+          std::vector<double> acc(hd, 0.0);
+          for (int64_t j = lo; j < hi; ++j) {
+            double e = std::exp(scores[j - lo] - mx);
+            sum += e;
+            for (int64_t d = 0; d < hd; ++d)
+              acc[d] += e * pool.get(at(j, 1, kv) + d);
+          }
+          int64_t base = ((t * heads + h) * splits + z) * (hd + 2);
+          partial.set(base, (float)mx);
+          partial.set(base + 1, (float)sum);
           for (int64_t d = 0; d < hd; ++d)
-            dot += query[d] * (double)pool.get(at(j, 0, kv) + d);
-          scores.push_back(dot / std::sqrt((double)hd));
-          mx = std::max(mx, scores.back());
+            partial.set(base + 2 + d, (float)acc[d]);
         }
-        double sum = 0;
-        std::vector<double> acc(hd, 0.0);
-        for (int64_t j = first; j <= p; ++j) {
-          double e = std::exp(scores[j - first] - mx);
-          sum += e;
-          for (int64_t d = 0; d < hd; ++d)
-            acc[d] += e * pool.get(at(j, 1, kv) + d);
-        }
-        for (int64_t d = 0; d < hd; ++d)
-          out.set(t * heads * hd + h * hd + d, (float)(acc[d] / sum));
       }
     } else if (startsWith(k, "quantize_fp8_")) {
       Ref in = arg(a[0]);
