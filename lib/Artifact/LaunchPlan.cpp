@@ -31,11 +31,30 @@ const json &field(const json &o, const char *key) {
 
 } // namespace
 
+bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t rows) {
+  return tokens > 0 && generated == tokens && tokens == numSeqs && rows == tokens;
+}
+
+std::map<std::string, int64_t> stepParams(int64_t tokens, int64_t generated, int64_t rows,
+                                          int64_t blockSize, int64_t fullTableWidth,
+                                          int64_t slidingTableWidth) {
+  return {{"tokens", tokens},
+          {"rows", rows},
+          {"block_size", blockSize},
+          {"full_table_width", fullTableWidth},
+          {"sliding_table_width", slidingTableWidth},
+          {"decode_tokens", generated > 0 ? tokens : 0},
+          {"prefill_tiles", generated < tokens
+                                ? (tokens + kPrefillTileTokens - 1) / kPrefillTileTokens
+                                : 0}};
+}
+
 std::string LaunchPlan::toJson() const {
   json j = {{"buffers", json::array()}, {"steps", json::array()}};
   for (const PlanBuffer &b : buffers)
     j["buffers"].push_back(
-        {{"name", b.name}, {"width", b.width}, {"dtype", dtypeName(b.dtype)}});
+        {{"name", b.name}, {"width", b.width}, {"dtype", dtypeName(b.dtype)},
+         {"rows", b.rowsParam}});
   for (const PlanStep &s : steps) {
     json args = json::array();
     for (const PlanArg &a : s.args)
@@ -73,16 +92,21 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
   if (j.is_discarded() || !j.is_object() || !field(j, "buffers").is_array() ||
       !field(j, "steps").is_array())
     return bad("expected {buffers, steps}");
+  // Every size the plan names must be one the runtime provides.
+  std::map<std::string, int64_t> known = stepParams(0, 0, 0, 0, 0, 0);
+  auto unknown = [&](const std::string &param) { return !known.count(param); };
   LaunchPlan plan;
   for (const json &b : field(j, "buffers")) {
     if (!b.is_object() || !field(b, "name").is_string() ||
         !field(b, "width").is_number_integer() ||
-        !field(b, "dtype").is_string())
+        !field(b, "dtype").is_string() || !field(b, "rows").is_string())
       return bad("buffer " + b.dump());
     StatusOr<DType> dtype = dtypeNamed(field(b, "dtype").get<std::string>());
     if (!dtype.ok())
       return bad(dtype.status().message());
-    plan.buffers.push_back({field(b, "name"), field(b, "width"), *dtype});
+    plan.buffers.push_back({field(b, "name"), field(b, "width"), *dtype, field(b, "rows")});
+    if (unknown(plan.buffers.back().rowsParam))
+      return bad("buffer rows " + field(b, "rows").dump());
   }
   for (const json &s : field(j, "steps")) {
     if (!s.is_object() || !field(s, "kind").is_string() ||
@@ -109,6 +133,8 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
       arg.value = field(a, "value");
       arg.column = field(a, "column");
       arg.width = field(a, "width");
+      if (arg.kind == PlanArg::Kind::Param && unknown(arg.name))
+        return bad("parameter " + a.dump());
       step.args.push_back(arg);
     }
     if (field(s, "kind") == "kernel") {
@@ -120,6 +146,8 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
       step.gridXParam = field(s, "grid_x");
       step.gridY = field(s, "grid_y");
       step.blockX = field(s, "block_x");
+      if (unknown(step.gridXParam))
+        return bad("grid_x " + field(s, "grid_x").dump());
     } else if (field(s, "kind") == "gemm") {
       if (!field(s, "weight").is_string() ||
           !field(s, "weight_scale").is_string() || !field(s, "m").is_string() ||
@@ -132,6 +160,8 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
       if (step.args.size() != (step.weightScale.empty() ? 2u : 3u))
         return bad("gemm step arguments " + s.dump());
       step.mParam = field(s, "m");
+      if (unknown(step.mParam))
+        return bad("m " + field(s, "m").dump());
       step.n = field(s, "n");
       step.k = field(s, "k");
       step.alpha = field(s, "alpha");

@@ -14,17 +14,19 @@
 #include "Support/Status.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace cohere2c {
 
 /// An activation buffer of the step: [rows, width] of dtype, rows being the
-/// step's tokens (or its logits rows for buffers named "rows.*").
+/// value of the step parameter rowsParam ("tokens", "rows", "decode_tokens").
 struct PlanBuffer {
   std::string name;
   int64_t width = 0;
   DType dtype = DType::F32;
+  std::string rowsParam = "tokens";
 };
 
 /// A kernel argument.
@@ -32,10 +34,9 @@ struct PlanArg {
   enum class Kind {
     Buffer, // a PlanBuffer, by name
     Weight, // a weight (WeightLayout), by name
-    Input,  // a step input: ids, positions, seqs, full_tables, full_pool,
+    Input,  // a step input: ids, positions, seqs, generated, full_tables, full_pool,
             // sliding_tables, sliding_pool, logit_rows, logits
-    Param,  // a step size (i64): tokens, rows, block_size,
-            // full_table_width, sliding_table_width
+    Param,  // a step parameter (i64, stepParams)
     Int     // an i64 constant
   };
   Kind kind = Kind::Int;
@@ -51,7 +52,7 @@ struct PlanStep {
   enum class Kind { Kernel, Gemm };
   Kind kind = Kind::Kernel;
   // Kernel: grid (gridX, gridY, 1), block (blockX, 1, 1); gridX is the
-  // parameter named by gridXParam ("tokens" or "rows").
+  // parameter named by gridXParam (a launch with gridX 0 is skipped).
   std::string kernel;
   std::string gridXParam = "tokens";
   int64_t gridY = 1, blockX = 1;
@@ -68,6 +69,28 @@ struct PlanStep {
   int64_t n = 0, k = 0;
   double alpha = 1.0;
 };
+
+/// The tensor-core prefill attention kernel: tokens per query tile, and
+/// keys per step (its tiles start at multiples of it; its bf16 rounding of
+/// the softmax weights depends on the tiling).
+constexpr int64_t kPrefillTileTokens = 16;
+constexpr int64_t kPrefillKeyTile = 32;
+
+/// A step is a decode step when it has one generated token per sequence
+/// and wants every token's logits.
+bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t rows);
+
+/// The named parameters of a step of `tokens` tokens (`generated` of them
+/// generated, the rest prompt tokens), `rows` of them wanting logits:
+///   tokens, rows, block_size, full_table_width, sliding_table_width;
+///   decode_tokens: tokens when the step has a generated token, else 0;
+///   prefill_tiles: ceil(tokens / kPrefillTileTokens) when it has a prompt
+///   token, else 0.
+/// A kernel for one kind of token is launched over decode_tokens or
+/// prefill_tiles (zero blocks: not launched) and skips the other kind.
+std::map<std::string, int64_t> stepParams(int64_t tokens, int64_t generated, int64_t rows,
+                                          int64_t blockSize, int64_t fullTableWidth,
+                                          int64_t slidingTableWidth);
 
 struct LaunchPlan {
   std::vector<PlanBuffer> buffers;

@@ -23,6 +23,11 @@ struct StepInput {
   /// [T]: token id, its position in its sequence, and its sequence's row in
   /// the block tables.
   std::vector<int32_t> ids, positions, seqRows;
+  /// [T]: 1 for a generated token (its position at or past the prompt's
+  /// length, also when recomputed after preemption), 0 for a prompt token.
+  /// Targets may compute the two kinds with different kernels; a token's
+  /// result then depends only on its kind, never on what else the step holds.
+  std::vector<int32_t> generated;
   /// Per KV group (KVGroupIndex): [numSeqs, tableWidth] block ids, row-major;
   /// entries outside what a token can see may be -1.
   std::array<std::vector<int32_t>, kNumKVGroups> tables;

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -33,6 +34,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <tuple>
 
 namespace mlir::cohere2c {
 #define GEN_PASS_DEF_CONVERTATTNTOGPU
@@ -46,6 +48,8 @@ using ::cohere2c::LaunchPlan;
 using ::cohere2c::PlanArg;
 using ::cohere2c::PlanBuffer;
 using ::cohere2c::PlanStep;
+using ::cohere2c::kPrefillKeyTile;
+using ::cohere2c::kPrefillTileTokens;
 
 namespace {
 
@@ -326,9 +330,16 @@ private:
   // a column range of a merged GEMM's output.
   std::string kvAppendKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
                              int64_t kStride, int64_t vStride);
+  // generatedOnly: the kernel takes the step's "generated" flags as its
+  // last argument and computes generated tokens only.
   std::string attentionKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
-                              int64_t qStride);
-  std::string attentionMergeKernel(Type e, int64_t heads, int64_t hd);
+                              int64_t qStride, bool generatedOnly);
+  std::string attentionMergeKernel(Type e, int64_t heads, int64_t hd, bool generatedOnly);
+  /// With generatedOnly, continues the kernel inside `if generated[t]`
+  /// (returned: the builder goes after it once the body is done).
+  scf::IfOp onlyIfGenerated(bool generatedOnly, Value t);
+  std::string prefillAttentionKernel(attn::AttentionOp op, int64_t layersInGroup,
+                                     int64_t qStride);
   std::string swigluKernel(Type e, int64_t width, int64_t gateStride, int64_t upStride);
   std::string residualKernel(TypeRange inputs, Type result, int64_t width);
   std::string gatherRowsKernel(Type e, int64_t width);
@@ -341,7 +352,7 @@ private:
 
   // --- plan ------------------------------------------------------------------
   /// A buffer of `width` elements per row, from the free list of its shape.
-  std::string allocate(int64_t width, DType dtype);
+  std::string allocate(int64_t width, DType dtype, const std::string &rows = "tokens");
   /// The buffer holding `v`, allocated for it.
   PlanArg bufferFor(Value v);
   /// The row stride (elements) of the buffer a view is in.
@@ -384,7 +395,7 @@ private:
   // buffer, and free buffers per (width, dtype).
   DenseMap<Value, PlanArg> buffers;
   std::map<std::string, int> liveViews;
-  std::map<std::pair<int64_t, int>, std::vector<std::string>> freeBuffers;
+  std::map<std::tuple<int64_t, int, std::string>, std::vector<std::string>> freeBuffers;
 };
 
 bool KernelGenerator::beginKernel(const std::string &name, ArrayRef<Type> args,
@@ -588,8 +599,23 @@ std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
 // in shared memory and writes its partial result (max m, sum l, and the
 // unnormalized output acc[head_dim], f32) for attentionMergeKernel. A range
 // with no keys writes m = -inf, l = 0, acc = 0.
+scf::IfOp KernelGenerator::onlyIfGenerated(bool generatedOnly, Value t) {
+  if (!generatedOnly)
+    return nullptr;
+  // The last argument (workgroup memory comes after the arguments).
+  Value generated = kernel.getArgument(kernel.getFunctionType().getNumInputs() - 1);
+  Value flag = memref::LoadOp::create(b, generated, ValueRange{t});
+  auto op = scf::IfOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ne, flag,
+                               arith::ConstantIntOp::create(b, 0, 32)),
+      /*withElseRegion=*/false);
+  b.setInsertionPoint(op.thenBlock()->getTerminator());
+  return op;
+}
+
 std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
-                                             int64_t groupLayers, int64_t qStride) {
+                                             int64_t groupLayers, int64_t qStride,
+                                             bool generatedOnly) {
   std::optional<int64_t> window = op.getSlidingWindow();
   int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(), hd = op.getHeadDim();
   int64_t perLane = hd / kWarp;
@@ -597,14 +623,18 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
       "attention_" + (window ? "sliding" + std::to_string(*window) : std::string("full")) +
       "_h" + std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
       std::to_string(hd) + "_l" + std::to_string(groupLayers) +
-      strideSuffix("q", qStride, heads * hd) + "_split" + std::to_string(kAttentionSplits));
+      strideSuffix("q", qStride, heads * hd) + "_split" + std::to_string(kAttentionSplits) +
+      (generatedOnly ? "_generated" : ""));
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   // Shared memory: each warp's running max and sum, then its accumulator.
   int64_t accOffset = 2 * kAttentionWarps;
-  // q, positions, seqs, tables, pool, partial (f32), slot, block_size, table_width
-  if (!beginKernel(name, {flat(e), flat(i32), flat(i32), flat(i32), flat(e),
-                          flat(b.getF32Type()), i64, i64, i64},
-                   kAttentionWarps * kWarp, accOffset + kAttentionWarps * hd))
+  // q, positions, seqs, tables, pool, partial (f32), slot, block_size,
+  // table_width[, generated]
+  SmallVector<Type> args = {flat(e), flat(i32), flat(i32), flat(i32), flat(e),
+                            flat(b.getF32Type()), i64, i64, i64};
+  if (generatedOnly)
+    args.push_back(flat(i32));
+  if (!beginKernel(name, args, kAttentionWarps * kWarp, accOffset + kAttentionWarps * hd))
     return name;
   Value q = kernel.getArgument(0), positions = kernel.getArgument(1),
         seqs = kernel.getArgument(2), tables = kernel.getArgument(3),
@@ -612,6 +642,7 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
   Value slot = toIndex(kernel.getArgument(6)), bs = toIndex(kernel.getArgument(7)),
         width = toIndex(kernel.getArgument(8));
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  scf::IfOp generatedToken = onlyIfGenerated(generatedOnly, t);
   Value y = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value h = arith::DivUIOp::create(b, y, index(kAttentionSplits));
   Value split = arith::RemUIOp::create(b, y, index(kAttentionSplits));
@@ -764,6 +795,8 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
       memref::StoreOp::create(b, l, out, ValueRange{add(partialBase, index(1))});
     });
   });
+  if (generatedToken)
+    b.setInsertionPointAfter(generatedToken);
   endKernel();
   return name;
 }
@@ -772,14 +805,20 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
 // attentionKernel): out = sum_z acc_z e^(m_z - m) / sum_z l_z e^(m_z - m),
 // m = max_z m_z (finite: the first range holds at least the token itself).
 // A block per (token, head), a thread per feature.
-std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t hd) {
+std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t hd,
+                                                  bool generatedOnly) {
   std::string name = sanitize("attention_merge_h" + std::to_string(heads) + "_d" +
                               std::to_string(hd) + "_split" +
-                              std::to_string(kAttentionSplits));
-  if (!beginKernel(name, {flat(b.getF32Type()), flat(e)}, hd, 0))
+                              std::to_string(kAttentionSplits) +
+                              (generatedOnly ? "_generated" : ""));
+  SmallVector<Type> args = {flat(b.getF32Type()), flat(e)};
+  if (generatedOnly)
+    args.push_back(flat(b.getI32Type()));
+  if (!beginKernel(name, args, hd, 0))
     return name;
   Value partial = kernel.getArgument(0), out = kernel.getArgument(1);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  scf::IfOp generatedToken = onlyIfGenerated(generatedOnly, t);
   Value h = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value d = threadId;
   auto base = [&](int64_t z) {
@@ -797,6 +836,294 @@ std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t
   }
   store(arith::DivFOp::create(b, acc, l), out,
         add(mul(t, index(heads * hd)), add(mul(h, index(hd)), d)));
+  if (generatedToken)
+    b.setInsertionPointAfter(generatedToken);
+  endKernel();
+  return name;
+}
+
+// Prefill attention on tensor cores, as in FlashAttention-2 (Dao, 2023): a
+// block per (tile of kPrefillTileTokens tokens, KV head), a warp per query
+// head of that KV head's group, so the group's warps read the same keys.
+// A warp holds its 16 query rows (rotated on RoPE layers, rounded to bf16)
+// as mma A fragments and walks the keys kPrefillKeyTile at a time:
+// S = Q K^T and O += P V by mma.sync.m16n8k16 (bf16 operands, f32
+// accumulators), with an online softmax per row in registers. The tile's
+// tokens are taken in runs of one sequence; a run reads only the keys some
+// of its rows see ([max(0, min p - W + 1), max p] on sliding layers,
+// [0, max p] on full ones): blocks outside are skipped, keys inside masked
+// per row (causal, window). Fragment layouts (PTX ISA, "Matrix fragments for
+// mma.m16n8k16", g = lane / 4, c = lane % 4, each register a pair along k):
+// A registers hold (g, 2c), (g + 8, 2c), (g, 2c + 8), (g + 8, 2c + 8);
+// B registers (2c, g), (2c + 8, g); C holds (g, 2c), (g, 2c + 1),
+// (g + 8, 2c), (g + 8, 2c + 1).
+std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_t groupLayers,
+                                                    int64_t qStride) {
+  std::optional<int64_t> window = op.getSlidingWindow();
+  auto rope = dyn_cast<attn::RopeAttr>(op.getPosition());
+  int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(), hd = op.getHeadDim();
+  int64_t group = heads / kvHeads, kvWidth = kvHeads * hd;
+  std::string name = sanitize(
+      "attention_prefill_" +
+      (window ? "sliding" + std::to_string(*window) : std::string("full")) + "_h" +
+      std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" + std::to_string(hd) +
+      "_l" + std::to_string(groupLayers) + strideSuffix("q", qStride, heads * hd));
+  Type bf16 = b.getBF16Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
+  Type f32t = b.getF32Type();
+  // q, positions, seqs, tables, pool (as i32 pairs), pool, out, slot,
+  // block_size, table_width, tokens, generated
+  if (!beginKernel(name, {flat(bf16), flat(i32), flat(i32), flat(i32), flat(i32), flat(bf16),
+                          flat(bf16), i64, i64, i64, i64, flat(i32)},
+                   group * kWarp, 0))
+    return name;
+  Value q = kernel.getArgument(0), positions = kernel.getArgument(1),
+        seqs = kernel.getArgument(2), tables = kernel.getArgument(3),
+        poolPairs = kernel.getArgument(4), pool = kernel.getArgument(5),
+        out = kernel.getArgument(6), generated = kernel.getArgument(11);
+  Value slot = toIndex(kernel.getArgument(7)), bs = toIndex(kernel.getArgument(8)),
+        width = toIndex(kernel.getArgument(9)), tokens = toIndex(kernel.getArgument(10));
+  auto divu = [&](Value x, int64_t d) { return arith::DivUIOp::create(b, x, index(d)); };
+  auto remu = [&](Value x, int64_t d) { return arith::RemUIOp::create(b, x, index(d)); };
+  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, p, x, y);
+  };
+  auto andi = [&](Value x, Value y) { return arith::AndIOp::create(b, x, y); };
+  auto maxf = [&](Value x, Value y) { return arith::MaximumFOp::create(b, x, y); };
+  auto xorShuffle = [&](Value v, int32_t offset) {
+    return gpu::ShuffleOp::create(b, v, offset, kWarp, gpu::ShuffleMode::XOR).getShuffleResult();
+  };
+  // Two f32 rounded to bf16 in one register, lo in the low half.
+  auto packF32 = [&](Value lo, Value hi) {
+    Value pair = NVVM::ConvertF32x2ToBF16x2Op::create(
+        b, VectorType::get({2}, bf16), hi, lo, Value(),
+        NVVM::FPRoundingModeAttr::get(b.getContext(), NVVM::FPRoundingMode::RN));
+    return LLVM::BitcastOp::create(b, i32, pair).getResult();
+  };
+  // Two bf16 elements of `mem` in one register, the one at lo in the low half.
+  auto packBF16 = [&](Value lo, Value hi) {
+    auto bits = [&](Value i) {
+      Value v = memref::LoadOp::create(b, pool, ValueRange{i});
+      return arith::ExtUIOp::create(b, i32, arith::BitcastOp::create(b, b.getI16Type(), v));
+    };
+    Value high = arith::ShLIOp::create(b, bits(hi), arith::ConstantIntOp::create(b, 16, 32));
+    return arith::OrIOp::create(b, bits(lo), high).getResult();
+  };
+  Type accType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32t, f32t, f32t, f32t});
+  // d = a b + c for one m16n8k16 tile; c and the result as 4 f32.
+  auto mma = [&](ArrayRef<Value> a, ArrayRef<Value> bReg, ArrayRef<Value> c) {
+    Value d = NVVM::MmaOp::create(b, accType, a, bReg, c, {16, 8, 16}, std::nullopt, std::nullopt,
+                                  std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                                                NVVM::MMATypes::bf16},
+                                  std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                                                 NVVM::MMALayout::col});
+    SmallVector<Value> r;
+    for (int64_t i = 0; i < 4; ++i)
+      r.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{i}));
+    return r;
+  };
+
+  Value tileBase = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), index(kPrefillTileTokens));
+  Value kvh = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value h = add(mul(kvh, index(group)), divu(threadId, kWarp));
+  Value lane = remu(threadId, kWarp), g = divu(lane, 4), c = remu(lane, 4);
+  Value rowsInTile = arith::MinUIOp::create(b, arith::SubIOp::create(b, tokens, tileBase),
+                                            index(kPrefillTileTokens));
+  // This lane's rows of the tile: g and g + 8. A row past the step's
+  // tokens reads row 0 of the tile; it and a generated token's row are
+  // computed as no key's and not stored.
+  Value row[2], valid[2], token[2], pos32[2], pos[2];
+  for (int r = 0; r < 2; ++r) {
+    row[r] = add(g, index(8 * r));
+    valid[r] = cmp(arith::CmpIPredicate::ult, row[r], rowsInTile);
+    token[r] = add(tileBase, arith::SelectOp::create(b, valid[r], row[r], index(0)));
+    pos32[r] = memref::LoadOp::create(b, positions, ValueRange{token[r]});
+    pos[r] = toIndex(pos32[r]);
+    Value flag = memref::LoadOp::create(b, generated, ValueRange{token[r]});
+    valid[r] = andi(valid[r], cmp(arith::CmpIPredicate::eq, flag,
+                                  arith::ConstantIntOp::create(b, 0, 32)));
+  }
+  // Q as A fragments, one per 16 features.
+  SmallVector<SmallVector<Value>> qFrag;
+  for (int64_t ks = 0; ks < hd / 16; ++ks) {
+    qFrag.emplace_back();
+    for (int64_t reg = 0; reg < 4; ++reg) {
+      int r = reg % 2;
+      Value f = add(index(ks * 16 + (reg / 2) * 8), mul(c, index(2)));
+      Value at = add(mul(token[r], index(qStride)), add(mul(h, index(hd)), f));
+      Value x0 = load(q, at), x1 = load(q, add(at, index(1)));
+      if (rope) {
+        auto [cs, sn] = emitRotaryCosSin(b, rope.getTheta().convertToDouble(), hd, pos32[r],
+                                         divu(f, 2));
+        Value y0 = subf(mulf(x0, cs), mulf(x1, sn));
+        x1 = addf(mulf(x1, cs), mulf(x0, sn));
+        x0 = y0;
+      }
+      qFrag.back().push_back(packF32(x0, x1));
+    }
+  }
+
+  // Running state per row r of this lane: max m[r], partial sum l[r] (over
+  // this lane's columns), and O as C fragments, one per 8 features.
+  Value minusInf = f32(-std::numeric_limits<float>::infinity());
+  int64_t outTiles = hd / 8;
+  SmallVector<Value> init = {minusInf, minusInf, f32(0), f32(0)};
+  for (int64_t i = 0; i < outTiles * 4; ++i)
+    init.push_back(f32(0));
+  SmallVector<Type> stateTypes(init.size(), f32t);
+  SmallVector<Value> whileInit = {index(0)};
+  whileInit.append(init);
+  SmallVector<Type> whileTypes = {b.getIndexType()};
+  whileTypes.append(stateTypes);
+  auto runs = scf::WhileOp::create(b, whileTypes, whileInit, nullptr, nullptr);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(runs.getBeforeBody());
+    Value more = cmp(arith::CmpIPredicate::ult, runs.getBeforeArguments()[0], rowsInTile);
+    scf::ConditionOp::create(b, more, runs.getBeforeArguments());
+  }
+  {
+  OpBuilder::InsertionGuard runGuard(b);
+  b.setInsertionPointToEnd(runs.getAfterBody());
+  Value runStart = runs.getAfterArguments()[0];
+  // The run: rows [runStart, runEnd) of one sequence, positions in [minP, maxP].
+  Value seq32 = memref::LoadOp::create(b, seqs, ValueRange{add(tileBase, runStart)});
+  Value p0 = toIndex(load(positions, add(tileBase, runStart)));
+  Value trueValue = arith::ConstantIntOp::create(b, 1, 1);
+  auto scan = scf::ForOp::create(b, add(runStart, index(1)), rowsInTile, index(1),
+                                 ValueRange{add(runStart, index(1)), trueValue, p0, p0});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(scan.getBody());
+    Value i = scan.getInductionVar();
+    ValueRange st = scan.getRegionIterArgs();
+    Value si = memref::LoadOp::create(b, seqs, ValueRange{add(tileBase, i)});
+    Value pi = toIndex(load(positions, add(tileBase, i)));
+    Value same = andi(st[1], cmp(arith::CmpIPredicate::eq, si, seq32));
+    scf::YieldOp::create(
+        b, ValueRange{arith::SelectOp::create(b, same, add(i, index(1)), st[0]), same,
+                      arith::SelectOp::create(b, same, arith::MinUIOp::create(b, st[2], pi), st[2]),
+                      arith::SelectOp::create(b, same, arith::MaxUIOp::create(b, st[3], pi), st[3])});
+  }
+  Value runEnd = scan.getResult(0), minP = scan.getResult(2), maxP = scan.getResult(3);
+  Value seq = toIndex(seq32);
+  Value inRun[2];
+  for (int r = 0; r < 2; ++r)
+    inRun[r] = andi(valid[r], andi(cmp(arith::CmpIPredicate::uge, row[r], runStart),
+                                   cmp(arith::CmpIPredicate::ult, row[r], runEnd)));
+  Value lo = index(0);
+  if (window)
+    lo = arith::MaxSIOp::create(b, index(0), add(minP, index(1 - *window)));
+  Value hi = add(maxP, index(1)), last = maxP;
+  // Key tiles start at multiples of kPrefillKeyTile, so that a row meets
+  // the same tiles in the same order whatever else its run holds: keys a
+  // row does not see change nothing of its state (exactly), and its result
+  // does not depend on how the prompt was chunked or batched.
+  Value firstTile = mul(divu(lo, kPrefillKeyTile), index(kPrefillKeyTile));
+  // Element offset of key j's K (kv = 0) or V (kv = 1) row for this KV head
+  // (keys outside [lo, hi), never seen, read an in-range key).
+  auto keyBase = [&](Value j, int64_t kv) {
+    Value jc = arith::MinUIOp::create(b, arith::MaxUIOp::create(b, j, lo), last);
+    Value block = toIndex(load(tables, add(mul(seq, width), arith::DivUIOp::create(b, jc, bs))));
+    Value plane = add(mul(add(mul(block, index(groupLayers)), slot), index(2)), index(kv));
+    return add(mul(add(mul(plane, bs), arith::RemUIOp::create(b, jc, bs)), index(kvWidth)),
+               mul(kvh, index(hd)));
+  };
+  Value scale = f32(1.0 / std::sqrt((double)hd));
+  auto keys = scf::ForOp::create(b, firstTile, hi, index(kPrefillKeyTile),
+                                 ValueRange(runs.getAfterArguments()).drop_front());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(keys.getBody());
+    Value kt = keys.getInductionVar();
+    ValueRange st = keys.getRegionIterArgs();
+    // S = Q K^T for keys kt + 8 nb + [0, 8): this lane's B column is key
+    // kt + 8 nb + g; its C columns are keys kt + 8 nb + 2c + {0, 1}.
+    int64_t keyTiles = kPrefillKeyTile / 8;
+    SmallVector<SmallVector<Value>> sTile;
+    for (int64_t nb = 0; nb < keyTiles; ++nb) {
+      Value kWord = divu(keyBase(add(kt, add(index(nb * 8), g)), 0), 2);
+      SmallVector<Value> acc(4, f32(0));
+      for (int64_t ks = 0; ks < hd / 16; ++ks) {
+        Value w0 = add(kWord, add(index(ks * 8), c));
+        Value b0 = memref::LoadOp::create(b, poolPairs, ValueRange{w0});
+        Value b1 = memref::LoadOp::create(b, poolPairs, ValueRange{add(w0, index(4))});
+        acc = mma(qFrag[ks], {b0, b1}, acc);
+      }
+      // Scale and mask: key j is seen by row r when r is in the run,
+      // j <= p and, on sliding layers, p - W < j.
+      for (int64_t i = 0; i < 4; ++i) {
+        int r = i / 2;
+        Value j = add(kt, add(index(nb * 8 + i % 2), mul(c, index(2))));
+        Value seen = andi(inRun[r], cmp(arith::CmpIPredicate::ule, j, pos[r]));
+        if (window)
+          seen = andi(seen, cmp(arith::CmpIPredicate::ugt, add(j, index(*window)), pos[r]));
+        acc[i] = arith::SelectOp::create(b, seen, mulf(acc[i], scale), minusInf);
+      }
+      sTile.push_back(acc);
+    }
+    // Online softmax per row (a row's columns are spread over 4 lanes).
+    SmallVector<Value> next(st.begin(), st.end());
+    Value from[2], alpha[2];
+    for (int r = 0; r < 2; ++r) {
+      Value m = st[r];
+      for (auto &acc : sTile)
+        m = maxf(m, maxf(acc[2 * r], acc[2 * r + 1]));
+      m = maxf(m, xorShuffle(m, 1));
+      m = maxf(m, xorShuffle(m, 2));
+      // A row that has seen no key yet keeps m = -inf and weighs from 0.
+      Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, minusInf);
+      from[r] = arith::SelectOp::create(b, none, f32(0), m);
+      alpha[r] = math::ExpOp::create(b, subf(st[r], from[r]));
+      next[r] = m;
+      next[2 + r] = mulf(st[2 + r], alpha[r]);
+    }
+    for (auto &acc : sTile)
+      for (int64_t i = 0; i < 4; ++i) {
+        acc[i] = math::ExpOp::create(b, subf(acc[i], from[i / 2]));
+        next[2 + i / 2] = addf(next[2 + i / 2], acc[i]);
+      }
+    for (int64_t i = 0; i < outTiles * 4; ++i)
+      next[4 + i] = mulf(st[4 + i], alpha[(i % 4) / 2]);
+    // O += P V, 16 keys at a time: P's A fragment is two adjacent S tiles;
+    // this lane's B rows are keys 2c + {0, 1} and 2c + 8 + {0, 1}.
+    for (int64_t kk = 0; kk < keyTiles / 2; ++kk) {
+      SmallVector<Value> a = {packF32(sTile[2 * kk][0], sTile[2 * kk][1]),
+                              packF32(sTile[2 * kk][2], sTile[2 * kk][3]),
+                              packF32(sTile[2 * kk + 1][0], sTile[2 * kk + 1][1]),
+                              packF32(sTile[2 * kk + 1][2], sTile[2 * kk + 1][3])};
+      Value j0 = add(kt, add(index(kk * 16), mul(c, index(2))));
+      Value v[4] = {keyBase(j0, 1), keyBase(add(j0, index(1)), 1),
+                    keyBase(add(j0, index(8)), 1), keyBase(add(j0, index(9)), 1)};
+      for (int64_t fb = 0; fb < outTiles; ++fb) {
+        Value f = add(index(fb * 8), g);
+        SmallVector<Value> bReg = {packBF16(add(v[0], f), add(v[1], f)),
+                                   packBF16(add(v[2], f), add(v[3], f))};
+        SmallVector<Value> o(next.begin() + 4 + fb * 4, next.begin() + 8 + fb * 4);
+        o = mma(a, bReg, o);
+        std::copy(o.begin(), o.end(), next.begin() + 4 + fb * 4);
+      }
+    }
+    scf::YieldOp::create(b, next);
+  }
+  SmallVector<Value> yielded = {runEnd};
+  yielded.append(keys.getResults().begin(), keys.getResults().end());
+  scf::YieldOp::create(b, yielded);
+  }
+
+  // out = O / l, l summed over the row's 4 lanes.
+  ValueRange result = runs.getResults().drop_front();
+  for (int r = 0; r < 2; ++r) {
+    Value l = result[2 + r];
+    l = addf(l, xorShuffle(l, 1));
+    l = addf(l, xorShuffle(l, 2));
+    ifThen(valid[r], [&] {
+      Value rowBase = add(mul(token[r], index(heads * hd)), mul(h, index(hd)));
+      for (int64_t fb = 0; fb < outTiles; ++fb)
+        for (int64_t j = 0; j < 2; ++j)
+          store(arith::DivFOp::create(b, result[4 + fb * 4 + r * 2 + j], l), out,
+                add(rowBase, add(index(fb * 8 + j), mul(c, index(2)))));
+    });
+  }
   endKernel();
   return name;
 }
@@ -867,15 +1194,15 @@ int64_t widthOf(RankedTensorType type) {
   return type.getRank() == 2 ? type.getDimSize(1) : 1;
 }
 
-std::string KernelGenerator::allocate(int64_t width, DType dtype) {
-  std::vector<std::string> &pool = freeBuffers[{width, (int)dtype}];
+std::string KernelGenerator::allocate(int64_t width, DType dtype, const std::string &rows) {
+  std::vector<std::string> &pool = freeBuffers[{width, (int)dtype, rows}];
   std::string name;
   if (!pool.empty()) {
     name = pool.back();
     pool.pop_back();
   } else {
     name = "b" + std::to_string(plan.buffers.size());
-    plan.buffers.push_back({name, width, dtype});
+    plan.buffers.push_back({name, width, dtype, rows});
   }
   return name;
 }
@@ -900,7 +1227,7 @@ void KernelGenerator::release(Value v) {
     return;
   for (const PlanBuffer &buffer : plan.buffers)
     if (buffer.name == it->second.name)
-      freeBuffers[{buffer.width, (int)buffer.dtype}].push_back(buffer.name);
+      freeBuffers[{buffer.width, (int)buffer.dtype, buffer.rowsParam}].push_back(buffer.name);
 }
 
 /// Linear layers that read the same input (and, for FP8, the same input
@@ -1092,19 +1419,35 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
                          chunksOf(o.getNumKvHeads() * o.getHeadDim() / 2), kChunkThreads,
                          {k, v, input("positions"), input("seqs"), tables, pool, slot, bs,
                           width});
-              // Partial results [tokens, heads, splits, m l acc[hd]], f32.
+              // bf16: decode steps run the split kernel (a token per
+              // sequence, its keys spread over blocks), other steps the
+              // tensor-core kernel. f32 runs the split kernel in every step
+              // (mma would round q, k and v to bf16).
               int64_t heads = o.getNumHeads(), hd = o.getHeadDim();
-              std::string partial =
-                  allocate(heads * kAttentionSplits * (hd + 2), DType::F32);
-              kernelStep(attentionKernel(e, o, layers, strideOf(q)), "tokens",
-                         heads * kAttentionSplits, kAttentionWarps * kWarp,
-                         {q, input("positions"), input("seqs"), tables, pool, buffer(partial),
-                          slot, bs, width});
+              int64_t queriesPerKv = heads / o.getNumKvHeads();
+              bool tensorCores = e.isBF16() && queriesPerKv <= 32;
+              std::string splitTokens = tensorCores ? "decode_tokens" : "tokens";
+              // Partial results [tokens, heads, splits, m l acc[hd]], f32.
+              int64_t partialWidth = heads * kAttentionSplits * (hd + 2);
+              std::string partial = allocate(partialWidth, DType::F32, splitTokens);
               PlanArg out = bufferFor(o.getResult());
-              kernelStep(attentionMergeKernel(e, heads, hd), "tokens", heads, hd,
-                         {buffer(partial), out});
-              freeBuffers[{heads * kAttentionSplits * (hd + 2), (int)DType::F32}].push_back(
-                  partial);
+              std::vector<PlanArg> splitArgs = {q, input("positions"), input("seqs"), tables,
+                                                pool, buffer(partial), slot, bs, width};
+              std::vector<PlanArg> mergeArgs = {buffer(partial), out};
+              if (tensorCores) {
+                splitArgs.push_back(input("generated"));
+                mergeArgs.push_back(input("generated"));
+              }
+              kernelStep(attentionKernel(e, o, layers, strideOf(q), tensorCores), splitTokens,
+                         heads * kAttentionSplits, kAttentionWarps * kWarp, splitArgs);
+              kernelStep(attentionMergeKernel(e, heads, hd, tensorCores), splitTokens, heads, hd,
+                         mergeArgs);
+              freeBuffers[{partialWidth, (int)DType::F32, splitTokens}].push_back(partial);
+              if (tensorCores)
+                kernelStep(prefillAttentionKernel(o, layers, strideOf(q)), "prefill_tiles",
+                           o.getNumKvHeads(), queriesPerKv * kWarp,
+                           {q, input("positions"), input("seqs"), tables, pool, pool, out, slot,
+                            bs, width, param("tokens"), input("generated")});
               return success();
             })
             .Case([&](attn::SwiGLUOp o) -> LogicalResult {
@@ -1165,7 +1508,8 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
               auto in = cast<RankedTensorType>(o.getInput().getType());
               auto out = cast<RankedTensorType>(o.getType());
               std::string rows = "rows." + std::to_string(plan.buffers.size());
-              plan.buffers.push_back({rows, in.getDimSize(1), dtypeOf(in.getElementType())});
+              plan.buffers.push_back(
+                  {rows, in.getDimSize(1), dtypeOf(in.getElementType()), "rows"});
               kernelStep(gatherRowsKernel(in.getElementType(), in.getDimSize(1)), "rows",
                          chunksOf(in.getDimSize(1)), kChunkThreads,
                          {buffers[o.getInput()], input("logit_rows"), buffer(rows)});

@@ -256,12 +256,9 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
     for (int64_t r = 0; r < seqs; ++r)
       std::copy_n(in.tables[g].begin() + r * w, w, tables[g].begin() + r * width[g]);
   }
-  std::map<std::string, int64_t> params = {
-      {"tokens", tokens},
-      {"rows", rows},
-      {"block_size", blockSize_},
-      {"full_table_width", width[kFullGroup]},
-      {"sliding_table_width", width[kSlidingGroup]}};
+  int64_t generated = std::count(in.generated.begin(), in.generated.end(), 1);
+  std::map<std::string, int64_t> params = stepParams(tokens, generated, rows, blockSize_,
+                                                     width[kFullGroup], width[kSlidingGroup]);
   struct Upload {
     const char *name;
     const void *data;
@@ -271,6 +268,7 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
        {Upload{"ids", in.ids.data(), in.ids.size() * 4},
         Upload{"positions", in.positions.data(), in.positions.size() * 4},
         Upload{"seqs", in.seqRows.data(), in.seqRows.size() * 4},
+        Upload{"generated", in.generated.data(), in.generated.size() * 4},
         Upload{"full_tables", tables[kFullGroup].data(), tables[kFullGroup].size() * 4},
         Upload{"sliding_tables", tables[kSlidingGroup].data(),
                tables[kSlidingGroup].size() * 4},
@@ -283,16 +281,15 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
   if (!s.ok())
     return s;
   for (const PlanBuffer &b : m.launchPlan.buffers) {
-    int64_t bufferRows = b.name.rfind("rows.", 0) == 0 ? rows : tokens;
-    s = ensure(buffers_[b.name], std::max<int64_t>(bufferRows, 1) * b.width *
+    s = ensure(buffers_[b.name], std::max<int64_t>(params.at(b.rowsParam), 1) * b.width *
                                      dtypeSize(b.dtype));
     if (!s.ok())
       return s;
   }
   // Decode steps (a token per sequence, each wanting logits) replay graphs;
   // prefill steps, whose sizes rarely repeat, launch directly.
-  bool decode = tokens > 0 && tokens == in.numSeqs && rows == tokens;
-  s = decode ? launchGraph(params) : enqueueSteps(params);
+  s = isDecodeStep(tokens, generated, in.numSeqs, rows) ? launchGraph(params)
+                                                        : enqueueSteps(params);
   if (!s.ok())
     return s;
   logits.resize(rows * vocab);

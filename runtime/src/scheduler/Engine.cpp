@@ -288,6 +288,7 @@ Status Engine::step(std::vector<Active *> &running,
       in.ids.push_back(a->tokens[p]);
       in.positions.push_back(p);
       in.seqRows.push_back(s);
+      in.generated.push_back(p >= (int64_t)a->request->promptIds.size());
     }
     lastLogit[s] = in.logitRows.size();
   }

@@ -91,6 +91,8 @@ PlanInterpreter::Ref PlanInterpreter::arg(const PlanArg &a) {
       return ints(input_->positions);
     if (a.name == "seqs")
       return ints(input_->seqRows);
+    if (a.name == "generated")
+      return ints(input_->generated);
     if (a.name == "full_tables")
       return ints(input_->tables[kFullGroup]);
     if (a.name == "sliding_tables")
@@ -179,6 +181,8 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
     } else if (startsWith(k, "attention_merge_")) {
       // out = sum_z acc_z e^(m_z - m) / sum_z l_z e^(m_z - m), m = max_z m_z.
       Ref partial = arg(a[0]), out = arg(a[1]);
+      if (k.find("_generated") != std::string::npos && i32(arg(a[2]), t) == 0)
+        continue;
       int64_t heads = c.numHeads, hd = c.headDim, splits = widthOf(a[0]) / (heads * (hd + 2));
       for (int64_t h = 0; h < heads; ++h) {
         int64_t base = (t * heads + h) * splits * (hd + 2);
@@ -198,65 +202,67 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
       }
     } else if (startsWith(k, "kv_append_") || startsWith(k, "attention_")) {
       bool append = startsWith(k, "kv_append_");
+      bool prefill = startsWith(k, "attention_prefill_");
       bool sliding = k.find("sliding") != std::string::npos ||
                      startsWith(k, "kv_append_rope");
       // kv_append: k, v, positions, seqs, tables, pool, slot, bs, width
-      // attention: q, positions, seqs, tables, pool, out, slot, bs, width
-      size_t base = append ? 2 : 1;
+      // attention: q, positions, seqs, tables, pool, partial, slot, bs, width
+      // attention_prefill: q, positions, seqs, tables, pool (pairs), pool,
+      //   out, slot, bs, width, tokens (a block per tile of tokens)
+      size_t base = append ? 2 : 1, scalars = prefill ? 7 : 6;
       Ref positions = arg(a[base]), seqs = arg(a[base + 1]), tables = arg(a[base + 2]),
           pool = arg(a[base + 3]);
-      int64_t slot = scalar(a[6]), bs = scalar(a[7]), tw = scalar(a[8]);
+      int64_t slot = scalar(a[scalars]), bs = scalar(a[scalars + 1]),
+              tw = scalar(a[scalars + 2]);
       KVGroupIndex g = a[base + 3].name == "full_pool" ? kFullGroup : kSlidingGroup;
       int64_t layers = manifest_.kvGroups[g].layers.size();
       int64_t kvh = c.numKVHeads, hd = c.headDim, heads = c.numHeads;
-      int64_t p = i32(positions, t), s = i32(seqs, t);
-      auto at = [&](int64_t j, int kv, int64_t head) {
-        int64_t block = i32(tables, s * tw + j / bs);
-        return ((((block * layers + slot) * 2 + kv) * bs + j % bs) * kvh + head) * hd;
-      };
-      auto rotate = [&](std::vector<float> &x) { // interleaved pairs at position p
-        for (int64_t m = 0; m < hd / 2; ++m) {
-          double angle = p * std::pow(c.ropeTheta, -2.0 * m / hd);
-          float cs = (float)std::cos(angle), sn = (float)std::sin(angle);
-          float x0 = x[2 * m], x1 = x[2 * m + 1];
-          x[2 * m] = x0 * cs - x1 * sn;
-          x[2 * m + 1] = x1 * cs + x0 * sn;
-        }
-      };
-      if (append) {
-        Ref kk = arg(a[0]), vv = arg(a[1]);
-        expectStride(k, "k", kvh * hd, kk);
-        expectStride(k, "v", kvh * hd, vv);
-        for (int64_t h = 0; h < kvh; ++h) {
-          std::vector<float> key(hd);
-          for (int64_t d = 0; d < hd; ++d) {
-            key[d] = kk.get(t * kk.stride + h * hd + d);
-            pool.set(at(p, 1, h) + d, vv.get(t * vv.stride + h * hd + d));
+      int64_t firstToken = prefill ? t * kPrefillTileTokens : t;
+      int64_t endToken =
+          prefill ? std::min(firstToken + kPrefillTileTokens, scalar(a[10])) : t + 1;
+      // Kernels of one kind of token ("_generated", prefill) skip the other.
+      bool generatedOnly = k.find("_generated") != std::string::npos;
+      for (int64_t token = firstToken; token < endToken; ++token) {
+        if ((generatedOnly || prefill) &&
+            (i32(arg(a.back()), token) != 0) != generatedOnly)
+          continue;
+        int64_t p = i32(positions, token), s = i32(seqs, token);
+        auto at = [&](int64_t j, int kv, int64_t head) {
+          int64_t block = i32(tables, s * tw + j / bs);
+          return ((((block * layers + slot) * 2 + kv) * bs + j % bs) * kvh + head) * hd;
+        };
+        auto rotate = [&](std::vector<float> &x) { // interleaved pairs at position p
+          for (int64_t m = 0; m < hd / 2; ++m) {
+            double angle = p * std::pow(c.ropeTheta, -2.0 * m / hd);
+            float cs = (float)std::cos(angle), sn = (float)std::sin(angle);
+            float x0 = x[2 * m], x1 = x[2 * m + 1];
+            x[2 * m] = x0 * cs - x1 * sn;
+            x[2 * m + 1] = x1 * cs + x0 * sn;
           }
-          if (sliding)
-            rotate(key);
-          for (int64_t d = 0; d < hd; ++d)
-            pool.set(at(p, 0, h) + d, key[d]);
+        };
+        if (append) {
+          Ref kk = arg(a[0]), vv = arg(a[1]);
+          expectStride(k, "k", kvh * hd, kk);
+          expectStride(k, "v", kvh * hd, vv);
+          for (int64_t h = 0; h < kvh; ++h) {
+            std::vector<float> key(hd);
+            for (int64_t d = 0; d < hd; ++d) {
+              key[d] = kk.get(token * kk.stride + h * hd + d);
+              pool.set(at(p, 1, h) + d, vv.get(token * vv.stride + h * hd + d));
+            }
+            if (sliding)
+              rotate(key);
+            for (int64_t d = 0; d < hd; ++d)
+              pool.set(at(p, 0, h) + d, key[d]);
+          }
+          continue;
         }
-        continue;
-      }
-      // Partial results of each split of the keys [first, p]: m, l, acc[hd].
-      Ref q = arg(a[0]), partial = arg(a[5]);
-      expectStride(k, "q", heads * hd, q);
-      int64_t splits = step.gridY / heads;
-      int64_t first = sliding ? std::max<int64_t>(0, p - c.slidingWindow + 1) : 0;
-      int64_t share = (p + 1 - first + splits - 1) / splits;
-      for (int64_t h = 0; h < heads; ++h) {
-        int64_t kv = h / (heads / kvh);
-        std::vector<float> query(hd);
-        for (int64_t d = 0; d < hd; ++d)
-          query[d] = q.get(t * q.stride + h * hd + d);
-        if (sliding)
-          rotate(query);
-        for (int64_t z = 0; z < splits; ++z) {
-          int64_t lo = std::min(first + z * share, p + 1), hi = std::min(lo + share, p + 1);
+        // Over keys [lo, hi) of head h: the max score m, the sum l of
+        // e^(score - m) and acc = sum e^(score - m) v.
+        auto attend = [&](const std::vector<float> &query, int64_t kv, int64_t lo, int64_t hi,
+                          double &mx, double &sum, std::vector<double> &acc) {
           std::vector<double> scores;
-          double mx = -std::numeric_limits<double>::infinity();
+          mx = -std::numeric_limits<double>::infinity();
           for (int64_t j = lo; j < hi; ++j) {
             double dot = 0;
             for (int64_t d = 0; d < hd; ++d)
@@ -264,19 +270,83 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
             scores.push_back(dot / std::sqrt((double)hd));
             mx = std::max(mx, scores.back());
           }
-          double sum = 0;
-          std::vector<double> acc(hd, 0.0);
+          sum = 0;
+          acc.assign(hd, 0.0);
           for (int64_t j = lo; j < hi; ++j) {
             double e = std::exp(scores[j - lo] - mx);
             sum += e;
             for (int64_t d = 0; d < hd; ++d)
               acc[d] += e * pool.get(at(j, 1, kv) + d);
           }
-          int64_t base = ((t * heads + h) * splits + z) * (hd + 2);
-          partial.set(base, (float)mx);
-          partial.set(base + 1, (float)sum);
+        };
+        // The tensor-core kernel's arithmetic: q (rotated) rounded to bf16,
+        // keys in tiles of kPrefillKeyTile from a multiple of it, each
+        // tile's weights e^(score - running max) rounded to bf16 before
+        // they multiply V.
+        auto attendTiled = [&](std::vector<float> query, int64_t kv, int64_t lo, int64_t hi,
+                               double &mx, double &sum, std::vector<double> &acc) {
+          for (float &x : query)
+            x = roundTo(x, DType::BF16);
+          mx = -std::numeric_limits<double>::infinity();
+          sum = 0;
+          acc.assign(hd, 0.0);
+          for (int64_t tile = lo / kPrefillKeyTile * kPrefillKeyTile; tile < hi;
+               tile += kPrefillKeyTile) {
+            int64_t from = std::max(tile, lo), to = std::min(tile + kPrefillKeyTile, hi);
+            std::vector<float> scores;
+            double m = mx;
+            for (int64_t j = from; j < to; ++j) {
+              double dot = 0;
+              for (int64_t d = 0; d < hd; ++d)
+                dot += query[d] * (double)pool.get(at(j, 0, kv) + d);
+              scores.push_back((float)dot / std::sqrt((float)hd));
+              m = std::max(m, (double)scores.back());
+            }
+            double alpha = std::exp(mx - m);
+            sum *= alpha;
+            for (double &x : acc)
+              x *= alpha;
+            for (int64_t j = from; j < to; ++j) {
+              float e = std::exp(scores[j - from] - m);
+              sum += e;
+              for (int64_t d = 0; d < hd; ++d)
+                acc[d] += roundTo(e, DType::BF16) * pool.get(at(j, 1, kv) + d);
+            }
+            mx = m;
+          }
+        };
+        Ref q = arg(a[0]);
+        expectStride(k, "q", heads * hd, q);
+        int64_t first = sliding ? std::max<int64_t>(0, p - c.slidingWindow + 1) : 0;
+        for (int64_t h = 0; h < heads; ++h) {
+          int64_t kv = h / (heads / kvh);
+          std::vector<float> query(hd);
           for (int64_t d = 0; d < hd; ++d)
-            partial.set(base + 2 + d, (float)acc[d]);
+            query[d] = q.get(token * q.stride + h * hd + d);
+          if (sliding)
+            rotate(query);
+          double mx, sum;
+          std::vector<double> acc;
+          if (prefill) { // the whole range, with the kernel's roundings
+            attendTiled(query, kv, first, p + 1, mx, sum, acc);
+            Ref out = arg(a[6]);
+            for (int64_t d = 0; d < hd; ++d)
+              out.set(token * heads * hd + h * hd + d, (float)(acc[d] / sum));
+            continue;
+          }
+          // Partial results of each split of the keys [first, p].
+          Ref partial = arg(a[5]);
+          int64_t splits = step.gridY / heads;
+          int64_t share = (p + 1 - first + splits - 1) / splits;
+          for (int64_t z = 0; z < splits; ++z) {
+            int64_t lo = std::min(first + z * share, p + 1), hi = std::min(lo + share, p + 1);
+            attend(query, kv, lo, hi, mx, sum, acc);
+            int64_t at = ((token * heads + h) * splits + z) * (hd + 2);
+            partial.set(at, (float)mx);
+            partial.set(at + 1, (float)sum);
+            for (int64_t d = 0; d < hd; ++d)
+              partial.set(at + 2 + d, (float)acc[d]);
+          }
         }
       }
     } else if (startsWith(k, "quantize_fp8_")) {
@@ -341,14 +411,12 @@ void PlanInterpreter::gemm(const PlanStep &step, int64_t m) {
 Status PlanInterpreter::run(const StepInput &in, std::vector<float> &logits) {
   input_ = &in;
   int64_t tokens = in.ids.size(), rows = in.logitRows.size();
-  params_ = {{"tokens", tokens},
-             {"rows", rows},
-             {"block_size", blockSize_},
-             {"full_table_width", in.tableWidth[kFullGroup]},
-             {"sliding_table_width", in.tableWidth[kSlidingGroup]}};
+  int64_t generated = std::count(in.generated.begin(), in.generated.end(), 1);
+  params_ = stepParams(tokens, generated, rows, blockSize_, in.tableWidth[kFullGroup],
+                       in.tableWidth[kSlidingGroup]);
   logits_.assign(rows * manifest_.config.vocabSize, 0.0f);
   for (const PlanBuffer &b : manifest_.launchPlan.buffers) {
-    int64_t n = (b.name.rfind("rows.", 0) == 0 ? rows : tokens) * b.width * dtypeSize(b.dtype);
+    int64_t n = params_.at(b.rowsParam) * b.width * dtypeSize(b.dtype);
     if ((int64_t)buffers_[b.name].size() < n)
       buffers_[b.name].resize(n);
   }
