@@ -39,7 +39,9 @@ struct Manifest {
   /// 2: weights_id, and OUT.weights files with a header (WeightsFile.h).
   /// 3: weights in the order of expectedTensors with q, k, v, gate, up
   /// adjacent (FP8 scales after each run); launch-plan column views.
-  static constexpr int kFormatVersion = 3;
+  /// 4: launch-plan buffers sized by a named parameter ("rows"); the step
+  /// input "generated" and the parameters decode_tokens, prefill_tiles.
+  static constexpr int kFormatVersion = 4;
 
   ModelConfig config;
   std::string target;    // "host" or "cuda"

@@ -77,19 +77,69 @@ TEST(ManifestTest, RejectsBadWeightsId) {
                                        "empty or 32 lowercase hex digits");
 }
 
-TEST(ManifestTest, RejectsFormatVersion2) {
-  // Version 2 laid the weights out in another order (o before gate and up).
+TEST(ManifestTest, RejectsFormatVersion3) {
+  // Version 3 plans had no per-token kinds ("generated") and sized buffers
+  // by their names; version 2 laid the weights out in another order.
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
   m.weights = WeightLayout::forModel(m.config, DType::F32);
   std::string text = m.toJson();
-  size_t at = text.find("\"format_version\":3");
+  size_t at = text.find("\"format_version\":4");
   ASSERT_NE(at, std::string::npos) << text;
-  text.replace(at, 18, "\"format_version\":2");
+  text.replace(at, 18, "\"format_version\":3");
   StatusOr<Manifest> parsed = Manifest::parse(text, "old.so");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().message(),
-            "old.so: manifest format_version must be 3 (compiled by another "
+            "old.so: manifest format_version must be 4 (compiled by another "
             "version of cohere2c-compile: compile the model again)");
+}
+
+// A plan naming a size the runtime does not provide is refused on load,
+// naming the entry (the executor would otherwise look up a missing name).
+TEST(LaunchPlanTest, RejectsUnknownParameters) {
+  auto parse = [](const std::string &step) {
+    return LaunchPlan::parse(R"({"buffers":[],"steps":[)" + step + "]}", "x.so");
+  };
+  std::string kernel =
+      R"({"kind":"kernel","kernel":"k","grid_x":"GRID","grid_y":1,"block_x":32,"args":[ARG]})";
+  auto with = [&](const std::string &grid, const std::string &arg) {
+    std::string s = kernel;
+    s.replace(s.find("GRID"), 4, grid);
+    s.replace(s.find("ARG"), 3, arg);
+    return s;
+  };
+  std::string tokensArg = R"({"kind":"param","name":"tokens","value":0,"column":0,"width":0})";
+  EXPECT_TRUE(parse(with("prefill_tiles", tokensArg)).ok());
+  EXPECT_TRUE(parse(with("decode_tokens", tokensArg)).ok());
+  StatusOr<LaunchPlan> grid = parse(with("lines", tokensArg));
+  ASSERT_FALSE(grid.ok());
+  EXPECT_NE(grid.status().message().find("malformed launch plan: grid_x \"lines\""),
+            std::string::npos)
+      << grid.status().message();
+  std::string badArg = R"({"kind":"param","name":"depth","value":0,"column":0,"width":0})";
+  StatusOr<LaunchPlan> arg = parse(with("tokens", badArg));
+  ASSERT_FALSE(arg.ok());
+  EXPECT_NE(arg.status().message().find("malformed launch plan: parameter"), std::string::npos);
+  StatusOr<LaunchPlan> rows = LaunchPlan::parse(
+      R"({"buffers":[{"name":"b0","width":4,"dtype":"F32","rows":"layers"}],"steps":[]})", "x.so");
+  ASSERT_FALSE(rows.ok());
+  EXPECT_NE(rows.status().message().find("buffer rows \"layers\""), std::string::npos);
+}
+
+// The step parameters: decode_tokens counts a step's tokens when it has a
+// generated one, prefill_tiles its 16-token tiles when it has a prompt token.
+TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
+  auto decode = stepParams(/*tokens=*/4, /*generated=*/4, /*rows=*/4, 16, 2, 3);
+  EXPECT_EQ(decode.at("decode_tokens"), 4);
+  EXPECT_EQ(decode.at("prefill_tiles"), 0);
+  auto prefill = stepParams(33, 0, 1, 16, 2, 3);
+  EXPECT_EQ(prefill.at("decode_tokens"), 0);
+  EXPECT_EQ(prefill.at("prefill_tiles"), 3);
+  auto mixed = stepParams(17, 1, 2, 16, 2, 3);
+  EXPECT_EQ(mixed.at("decode_tokens"), 17);
+  EXPECT_EQ(mixed.at("prefill_tiles"), 2);
+  EXPECT_TRUE(isDecodeStep(4, 4, 4, 4));
+  EXPECT_FALSE(isDecodeStep(4, 3, 4, 4)); // a prompt token among them
+  EXPECT_FALSE(isDecodeStep(4, 4, 4, 3)); // a token wanting no logits
 }
 
 } // namespace
