@@ -6,12 +6,15 @@
 #include "Artifact/WeightsFile.h"
 #include "Model/SafeTensors.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <fcntl.h>
 #include <new>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 namespace cohere2c {
@@ -108,46 +111,73 @@ WeightBuffer::random(uint64_t seed, const Manifest &manifest) {
   std::unique_ptr<WeightBuffer> buffer(new WeightBuffer());
   if (Status s = allocate(buffer->owned_, manifest.weights.totalBytes); !s.ok())
     return s;
-  uint64_t state = seed;
-  auto uniform = [&state]() { // splitmix64 -> [-1, 1)
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  // Value i of the stream is splitmix64's output i (Steele, Lea and Flood,
+  // 2014), mapped to [-1, 1): its state advances by a constant, so any value
+  // is computed on its own and the entries fill in parallel, in chunks of
+  // rows, with the values a sequential fill would give.
+  auto uniform = [seed](uint64_t i) {
+    uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ull;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     z ^= z >> 31;
     return (double)(z >> 11) / (double)(1ull << 52) - 1.0;
   };
   const double bound = 0.02 * std::sqrt(3.0);
-  const std::vector<WeightEntry> &entries = manifest.weights.entries;
-  std::vector<float> row;
-  for (size_t e = 0; e < entries.size(); ++e) {
-    const WeightEntry &entry = entries[e];
+  struct Chunk {
+    const WeightEntry *entry;
+    uint64_t stream; // the stream index of the entry's first value
+    int64_t firstRow, endRow;
+  };
+  std::vector<Chunk> chunks;
+  uint64_t stream = 0;
+  for (const WeightEntry &entry : manifest.weights.entries) {
     if (manifest.weights.isScale(entry))
       continue; // written with its weight
-    bool norm = entry.name.find("norm") != std::string::npos;
     int64_t n = entry.numBytes / dtypeSize(entry.dtype);
-    char *dst = buffer->owned_.data() + entry.offset;
+    int64_t cols = entry.shape.back(), rows = n / cols;
+    int64_t rowsPerChunk = std::max<int64_t>(1, (int64_t(1) << 20) / cols);
+    for (int64_t r = 0; r < rows; r += rowsPerChunk)
+      chunks.push_back({&entry, stream, r, std::min(rows, r + rowsPerChunk)});
+    stream += n;
+  }
+  char *base = buffer->owned_.data();
+  auto fill = [&](const Chunk &c) {
+    const WeightEntry &entry = *c.entry;
+    int64_t cols = entry.shape.back();
+    bool norm = entry.name.find("norm") != std::string::npos;
+    char *dst = base + entry.offset;
     if (entry.dtype == DType::F8E4M3) {
-      // Rowwise quantized like a checkpoint's, scales in the next entry.
-      int64_t cols = entry.shape.back(), rows = n / cols;
-      auto *scales = reinterpret_cast<float *>(buffer->owned_.data() +
-                                               manifest.weights.scaleOf(entry)->offset);
-      row.resize(cols);
-      for (int64_t r = 0; r < rows; ++r) {
-        for (float &v : row)
-          v = bound * uniform();
+      // Rowwise quantized like a checkpoint's, scales in their own entry.
+      auto *scales = reinterpret_cast<float *>(base + manifest.weights.scaleOf(entry)->offset);
+      std::vector<float> row(cols);
+      for (int64_t r = c.firstRow; r < c.endRow; ++r) {
+        for (int64_t i = 0; i < cols; ++i)
+          row[i] = bound * uniform(c.stream + r * cols + i);
         scales[r] = quantizeRowE4M3(row.data(), cols,
                                     reinterpret_cast<uint8_t *>(dst) + r * cols);
       }
-      continue;
+      return;
     }
-    for (int64_t i = 0; i < n; ++i) {
-      float v = norm ? 1.0 + 0.1 * uniform() : bound * uniform();
+    for (int64_t i = c.firstRow * cols; i < c.endRow * cols; ++i) {
+      double u = uniform(c.stream + i);
+      float v = norm ? 1.0 + 0.1 * u : bound * u;
       if (entry.dtype == DType::F32)
         reinterpret_cast<float *>(dst)[i] = v;
       else
         reinterpret_cast<uint16_t *>(dst)[i] = floatToBF16(v);
     }
-  }
+  };
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < chunks.size(); i = next++)
+      fill(chunks[i]);
+  };
+  std::vector<std::thread> threads(std::max(1u, std::thread::hardware_concurrency()) - 1);
+  for (std::thread &t : threads)
+    t = std::thread(worker);
+  worker();
+  for (std::thread &t : threads)
+    t.join();
   buffer->data_ = buffer->owned_.data();
   buffer->size_ = buffer->owned_.size();
   return buffer;
