@@ -857,6 +857,13 @@ std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t
 // A registers hold (g, 2c), (g + 8, 2c), (g, 2c + 8), (g + 8, 2c + 8);
 // B registers (2c, g), (2c + 8, g); C holds (g, 2c), (g, 2c + 1),
 // (g + 8, 2c), (g + 8, 2c + 1).
+// Features are permuted so that a lane reads contiguous memory (a sum over
+// features does not depend on their order, and the output is stored back in
+// place): in S = Q K^T, step ks's k-index pair 2c (2c + 8) is feature pair
+// c hd/4 + 4 ks (+ 2), so lane c reads hd/4 contiguous features of its key;
+// in O = P V, column n of feature tile fb is feature n hd/8 + fb, so lane g
+// reads hd/8 contiguous features of a key, and features fb = 2i and 2i + 1
+// come from the low and high halves of its word i.
 std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_t groupLayers,
                                                     int64_t qStride) {
   std::optional<int64_t> window = op.getSlidingWindow();
@@ -870,15 +877,16 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
       "_l" + std::to_string(groupLayers) + strideSuffix("q", qStride, heads * hd));
   Type bf16 = b.getBF16Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
   Type f32t = b.getF32Type();
-  // q, positions, seqs, tables, pool (as i32 pairs), pool, out, slot,
-  // block_size, table_width, tokens, generated
-  if (!beginKernel(name, {flat(bf16), flat(i32), flat(i32), flat(i32), flat(i32), flat(bf16),
+  // q, positions, seqs, tables, pool (as i32 pairs), pool (as 16-byte
+  // vectors of pairs), out, slot, block_size, table_width, tokens, generated
+  Type quad = VectorType::get({4}, i32);
+  if (!beginKernel(name, {flat(bf16), flat(i32), flat(i32), flat(i32), flat(i32), flat(quad),
                           flat(bf16), i64, i64, i64, i64, flat(i32)},
                    group * kWarp, 0))
     return name;
   Value q = kernel.getArgument(0), positions = kernel.getArgument(1),
         seqs = kernel.getArgument(2), tables = kernel.getArgument(3),
-        poolPairs = kernel.getArgument(4), pool = kernel.getArgument(5),
+        poolPairs = kernel.getArgument(4), poolQuads = kernel.getArgument(5),
         out = kernel.getArgument(6), generated = kernel.getArgument(11);
   Value slot = toIndex(kernel.getArgument(7)), bs = toIndex(kernel.getArgument(8)),
         width = toIndex(kernel.getArgument(9)), tokens = toIndex(kernel.getArgument(10));
@@ -899,14 +907,35 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
         NVVM::FPRoundingModeAttr::get(b.getContext(), NVVM::FPRoundingMode::RN));
     return LLVM::BitcastOp::create(b, i32, pair).getResult();
   };
-  // Two bf16 elements of `mem` in one register, the one at lo in the low half.
-  auto packBF16 = [&](Value lo, Value hi) {
-    auto bits = [&](Value i) {
-      Value v = memref::LoadOp::create(b, pool, ValueRange{i});
-      return arith::ExtUIOp::create(b, i32, arith::BitcastOp::create(b, b.getI16Type(), v));
-    };
-    Value high = arith::ShLIOp::create(b, bits(hi), arith::ConstantIntOp::create(b, 16, 32));
-    return arith::OrIOp::create(b, bits(lo), high).getResult();
+  // `count` words (bf16 pairs) of the pool from word `first`: 16-byte loads
+  // where count is a multiple of 4 (first then is too), else 4-byte ones.
+  auto loadWords = [&](Value first, int64_t count) {
+    SmallVector<Value> words;
+    if (count % 4 != 0) {
+      for (int64_t i = 0; i < count; ++i)
+        words.push_back(memref::LoadOp::create(b, poolPairs, ValueRange{add(first, index(i))}));
+      return words;
+    }
+    Value at = divu(first, 4);
+    for (int64_t v = 0; v < count / 4; ++v) {
+      Value quadValue = memref::LoadOp::create(b, poolQuads, ValueRange{add(at, index(v))});
+      for (int32_t i = 0; i < 4; ++i)
+        words.push_back(LLVM::ExtractElementOp::create(
+            b, quadValue, arith::ConstantIntOp::create(b, i, 32)));
+    }
+    return words;
+  };
+  // (lo's half, hi's half) of two words in one: the low halves, or the high ones.
+  Value lowMask = arith::ConstantIntOp::create(b, 0xFFFF, 32);
+  Value highMask = arith::ConstantIntOp::create(b, 0xFFFF0000LL, 32);
+  Value sixteen = arith::ConstantIntOp::create(b, 16, 32);
+  auto lowHalves = [&](Value lo, Value hi) {
+    return arith::OrIOp::create(b, arith::AndIOp::create(b, lo, lowMask),
+                                arith::ShLIOp::create(b, hi, sixteen)).getResult();
+  };
+  auto highHalves = [&](Value lo, Value hi) {
+    return arith::OrIOp::create(b, arith::ShRUIOp::create(b, lo, sixteen),
+                                arith::AndIOp::create(b, hi, highMask)).getResult();
   };
   Type accType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32t, f32t, f32t, f32t});
   // d = a b + c for one m16n8k16 tile; c and the result as 4 f32.
@@ -948,7 +977,7 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
     qFrag.emplace_back();
     for (int64_t reg = 0; reg < 4; ++reg) {
       int r = reg % 2;
-      Value f = add(index(ks * 16 + (reg / 2) * 8), mul(c, index(2)));
+      Value f = add(mul(c, index(hd / 4)), index(ks * 4 + (reg / 2) * 2));
       Value at = add(mul(token[r], index(qStride)), add(mul(h, index(hd)), f));
       Value x0 = load(q, at), x1 = load(q, add(at, index(1)));
       if (rope) {
@@ -1041,14 +1070,12 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
     int64_t keyTiles = kPrefillKeyTile / 8;
     SmallVector<SmallVector<Value>> sTile;
     for (int64_t nb = 0; nb < keyTiles; ++nb) {
-      Value kWord = divu(keyBase(add(kt, add(index(nb * 8), g)), 0), 2);
+      Value kWord = add(divu(keyBase(add(kt, add(index(nb * 8), g)), 0), 2),
+                        mul(c, index(hd / 8)));
+      SmallVector<Value> words = loadWords(kWord, hd / 8);
       SmallVector<Value> acc(4, f32(0));
-      for (int64_t ks = 0; ks < hd / 16; ++ks) {
-        Value w0 = add(kWord, add(index(ks * 8), c));
-        Value b0 = memref::LoadOp::create(b, poolPairs, ValueRange{w0});
-        Value b1 = memref::LoadOp::create(b, poolPairs, ValueRange{add(w0, index(4))});
-        acc = mma(qFrag[ks], {b0, b1}, acc);
-      }
+      for (int64_t ks = 0; ks < hd / 16; ++ks)
+        acc = mma(qFrag[ks], {words[2 * ks], words[2 * ks + 1]}, acc);
       // Scale and mask: key j is seen by row r when r is in the run,
       // j <= p and, on sliding layers, p - W < j.
       for (int64_t i = 0; i < 4; ++i) {
@@ -1092,12 +1119,18 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
                               packF32(sTile[2 * kk + 1][0], sTile[2 * kk + 1][1]),
                               packF32(sTile[2 * kk + 1][2], sTile[2 * kk + 1][3])};
       Value j0 = add(kt, add(index(kk * 16), mul(c, index(2))));
-      Value v[4] = {keyBase(j0, 1), keyBase(add(j0, index(1)), 1),
-                    keyBase(add(j0, index(8)), 1), keyBase(add(j0, index(9)), 1)};
+      SmallVector<Value> v[4];
+      int64_t step[4] = {0, 1, 8, 9};
+      for (int i = 0; i < 4; ++i)
+        v[i] = loadWords(add(divu(keyBase(add(j0, index(step[i])), 1), 2),
+                             mul(g, index(hd / 16))),
+                         hd / 16);
       for (int64_t fb = 0; fb < outTiles; ++fb) {
-        Value f = add(index(fb * 8), g);
-        SmallVector<Value> bReg = {packBF16(add(v[0], f), add(v[1], f)),
-                                   packBF16(add(v[2], f), add(v[3], f))};
+        int64_t w = fb / 2;
+        auto halves = [&](Value lo, Value hi) {
+          return fb % 2 == 0 ? lowHalves(lo, hi) : highHalves(lo, hi);
+        };
+        SmallVector<Value> bReg = {halves(v[0][w], v[1][w]), halves(v[2][w], v[3][w])};
         SmallVector<Value> o(next.begin() + 4 + fb * 4, next.begin() + 8 + fb * 4);
         o = mma(a, bReg, o);
         std::copy(o.begin(), o.end(), next.begin() + 4 + fb * 4);
@@ -1118,10 +1151,12 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
     l = addf(l, xorShuffle(l, 2));
     ifThen(valid[r], [&] {
       Value rowBase = add(mul(token[r], index(heads * hd)), mul(h, index(hd)));
+      // Column 2c + j of feature tile fb is feature (2c + j) hd/8 + fb.
       for (int64_t fb = 0; fb < outTiles; ++fb)
         for (int64_t j = 0; j < 2; ++j)
           store(arith::DivFOp::create(b, result[4 + fb * 4 + r * 2 + j], l), out,
-                add(rowBase, add(index(fb * 8 + j), mul(c, index(2)))));
+                add(rowBase, add(mul(add(mul(c, index(2)), index(j)), index(hd / 8)),
+                                 index(fb))));
     });
   }
   endKernel();
