@@ -49,26 +49,57 @@ TEST_P(CudaPlanTest, PlanComputesTheModel) {
   options.ignoreEos = true;
   PlanInterpreter interpreter(manifest, *model->weights, options.numBlocks,
                               options.blockSize);
+  double tolerance = GetParam().precision == "f32" ? 1e-4 : 2.5e-2;
+  // max |ours - reference| over the first `rows` rows (relative to max
+  // |reference| in bf16).
+  auto error = [&](const std::vector<float> &ours, const std::vector<float> &ref,
+                   int64_t rows) {
+    double maxDiff = 0, maxRef = 0;
+    for (int64_t i = 0; i < rows * vocab; ++i) {
+      maxDiff = std::max<double>(maxDiff, std::fabs(ours[i] - ref[i]));
+      maxRef = std::max<double>(maxRef, std::fabs(ref[i]));
+    }
+    return GetParam().precision == "f32" ? maxDiff : maxDiff / maxRef;
+  };
   for (const auto &[name, prompt] : model->prompts) {
-    SCOPED_TRACE(model->name + " " + name);
-    auto engine = Engine::create(interpreter, manifest, options);
-    ASSERT_TRUE(engine.ok()) << engine.status().message();
-    Request r = model->teacherForced(name);
-    auto results = (*engine)->run({r});
-    ASSERT_TRUE(results.ok()) << results.status().message();
-    const std::vector<float> &ours = results->front().logits;
     int64_t rows = 0;
     std::vector<float> full = model->logits(name, rows, "logits");
-    ASSERT_EQ((int64_t)ours.size(), rows * vocab);
-    double maxDiff = 0, maxRef = 0;
-    for (size_t i = 0; i < full.size(); ++i) {
-      maxDiff = std::max<double>(maxDiff, std::fabs(ours[i] - full[i]));
-      maxRef = std::max<double>(maxRef, std::fabs(full[i]));
+    // Teacher forcing: the whole prompt in one step, then one token per
+    // step (the prefill attention kernel over one-token tiles).
+    for (int64_t chunk : {0, 1}) {
+      SCOPED_TRACE(model->name + " " + name + " prefill chunk " + std::to_string(chunk));
+      options.prefillChunk = chunk;
+      auto engine = Engine::create(interpreter, manifest, options);
+      ASSERT_TRUE(engine.ok()) << engine.status().message();
+      auto results = (*engine)->run({model->teacherForced(name)});
+      ASSERT_TRUE(results.ok()) << results.status().message();
+      ASSERT_EQ((int64_t)results->front().logits.size(), rows * vocab);
+      EXPECT_LT(error(results->front().logits, full, rows), tolerance);
     }
+    // Generation: generated tokens take the decode attention kernels. Rows
+    // are compared up to the first token that differs from the reference's
+    // greedy one (later rows see other tokens; f32 must not differ).
+    SCOPED_TRACE(model->name + " " + name + " generating");
+    options.prefillChunk = 0;
+    auto engine = Engine::create(interpreter, manifest, options);
+    ASSERT_TRUE(engine.ok()) << engine.status().message();
+    const std::vector<int32_t> &greedy = model->greedy.at(name);
+    Request r;
+    r.promptIds = prompt;
+    r.maxNewTokens = greedy.size();
+    r.recordLogits = true;
+    auto results = (*engine)->run({r});
+    ASSERT_TRUE(results.ok()) << results.status().message();
+    const std::vector<int32_t> &ours = results->front().generatedIds;
+    int64_t same = 0;
+    while (same < (int64_t)greedy.size() && ours[same] == greedy[same])
+      ++same;
     if (GetParam().precision == "f32")
-      EXPECT_LT(maxDiff, 1e-4);
-    else
-      EXPECT_LT(maxDiff / maxRef, 2.5e-2);
+      EXPECT_EQ(ours, greedy);
+    // Row P - 1 + i gives token i: rows up to the first differing token.
+    int64_t compared = prompt.size() + std::min<int64_t>(same, greedy.size() - 1);
+    EXPECT_GT(compared, (int64_t)prompt.size()) << "not one generated row compared";
+    EXPECT_LT(error(results->front().logits, full, compared), tolerance);
   }
 }
 
