@@ -310,6 +310,13 @@ int main(int argc, char **argv) {
     Request r = defaults;
     r.id = "prompt";
     r.promptIds = *ids;
+    // Rows exist for positions [0, P + N - 1), as for a request's logits_from.
+    int64_t prompt = r.promptIds.size();
+    int64_t end = r.maxNewTokens - 1 > kInt64Max - prompt ? kInt64Max
+                                                          : prompt + r.maxNewTokens - 1;
+    if (logitsFrom > end)
+      return fail("--logits-from must be at most prompt tokens + max_new_tokens - 1 = " +
+                  std::to_string(end) + ", found " + std::to_string(logitsFrom));
     r.recordLogits = writeLogits;
     r.recordLogitsFrom = logitsFrom;
     requests.push_back(r);

@@ -803,7 +803,8 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
 
 // Combines a token's kAttentionSplits partial results per head (written by
 // attentionKernel): out = sum_z acc_z e^(m_z - m) / sum_z l_z e^(m_z - m),
-// m = max_z m_z (finite: the first range holds at least the token itself).
+// m = max_z m_z (finite: the token sees at least itself, so some range is
+// not empty).
 // A block per (token, head), a thread per feature.
 std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t hd,
                                                   bool generatedOnly) {
