@@ -43,7 +43,7 @@ std::map<std::string, int64_t> stepParams(int64_t tokens, int64_t generated, int
           {"block_size", blockSize},
           {"full_table_width", fullTableWidth},
           {"sliding_table_width", slidingTableWidth},
-          {"decode_tokens", generated > 0 ? tokens : 0},
+          {"decode_tokens", generated},
           {"prefill_tiles", generated < tokens
                                 ? (tokens + kPrefillTileTokens - 1) / kPrefillTileTokens
                                 : 0}};

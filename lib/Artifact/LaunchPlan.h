@@ -34,7 +34,8 @@ struct PlanArg {
   enum class Kind {
     Buffer, // a PlanBuffer, by name
     Weight, // a weight (WeightLayout), by name
-    Input,  // a step input: ids, positions, seqs, generated, full_tables, full_pool,
+    Input,  // a step input: ids, positions, seqs, generated (flags),
+            // generated_rows (their indices), full_tables, full_pool,
             // sliding_tables, sliding_pool, logit_rows, logits
     Param,  // a step parameter (i64, stepParams)
     Int     // an i64 constant
@@ -83,7 +84,7 @@ bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t ro
 /// The named parameters of a step of `tokens` tokens (`generated` of them
 /// generated, the rest prompt tokens), `rows` of them wanting logits:
 ///   tokens, rows, block_size, full_table_width, sliding_table_width;
-///   decode_tokens: tokens when the step has a generated token, else 0;
+///   decode_tokens: the step's generated tokens (rows of "generated_rows");
 ///   prefill_tiles: ceil(tokens / kPrefillTileTokens) when it has a prompt
 ///   token, else 0.
 /// A kernel for one kind of token is launched over decode_tokens or

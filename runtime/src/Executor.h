@@ -35,6 +35,14 @@ struct StepInput {
   int64_t numSeqs = 0;
   /// [R]: indices into the step's tokens whose logits are wanted.
   std::vector<int32_t> logitRows;
+
+  /// Errors name what is inconsistent: per-token arrays of different
+  /// lengths, a generated flag other than 0 or 1, a sequence row outside
+  /// [0, numSeqs), a logits row outside the tokens, block tables not
+  /// [numSeqs, tableWidth].
+  Status check() const;
+  /// The indices of the generated tokens, in order.
+  std::vector<int32_t> generatedRows() const;
 };
 
 class Executor {

@@ -330,14 +330,15 @@ private:
   // a column range of a merged GEMM's output.
   std::string kvAppendKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
                              int64_t kStride, int64_t vStride);
-  // generatedOnly: the kernel takes the step's "generated" flags as its
-  // last argument and computes generated tokens only.
+  // generatedOnly: the kernel takes the step's "generated_rows" as its last
+  // argument and computes those tokens only, block row i for token
+  // generated_rows[i] (partial results compact: a row per generated token).
   std::string attentionKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
                               int64_t qStride, bool generatedOnly);
   std::string attentionMergeKernel(Type e, int64_t heads, int64_t hd, bool generatedOnly);
-  /// With generatedOnly, continues the kernel inside `if generated[t]`
-  /// (returned: the builder goes after it once the body is done).
-  scf::IfOp onlyIfGenerated(bool generatedOnly, Value t);
+  /// The token of block row `row`: generated_rows[row] (the kernel's last
+  /// argument) with generatedOnly, else row itself.
+  Value tokenOfRow(bool generatedOnly, Value row);
   std::string prefillAttentionKernel(attn::AttentionOp op, int64_t layersInGroup,
                                      int64_t qStride);
   std::string swigluKernel(Type e, int64_t width, int64_t gateStride, int64_t upStride);
@@ -599,18 +600,12 @@ std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
 // in shared memory and writes its partial result (max m, sum l, and the
 // unnormalized output acc[head_dim], f32) for attentionMergeKernel. A range
 // with no keys writes m = -inf, l = 0, acc = 0.
-scf::IfOp KernelGenerator::onlyIfGenerated(bool generatedOnly, Value t) {
+Value KernelGenerator::tokenOfRow(bool generatedOnly, Value row) {
   if (!generatedOnly)
-    return nullptr;
+    return row;
   // The last argument (workgroup memory comes after the arguments).
-  Value generated = kernel.getArgument(kernel.getFunctionType().getNumInputs() - 1);
-  Value flag = memref::LoadOp::create(b, generated, ValueRange{t});
-  auto op = scf::IfOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ne, flag,
-                               arith::ConstantIntOp::create(b, 0, 32)),
-      /*withElseRegion=*/false);
-  b.setInsertionPoint(op.thenBlock()->getTerminator());
-  return op;
+  Value rows = kernel.getArgument(kernel.getFunctionType().getNumInputs() - 1);
+  return toIndex(memref::LoadOp::create(b, rows, ValueRange{row}));
 }
 
 std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
@@ -629,7 +624,7 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
   // Shared memory: each warp's running max and sum, then its accumulator.
   int64_t accOffset = 2 * kAttentionWarps;
   // q, positions, seqs, tables, pool, partial (f32), slot, block_size,
-  // table_width[, generated]
+  // table_width[, generated_rows]
   SmallVector<Type> args = {flat(e), flat(i32), flat(i32), flat(i32), flat(e),
                             flat(b.getF32Type()), i64, i64, i64};
   if (generatedOnly)
@@ -641,8 +636,9 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
         pool = kernel.getArgument(4), out = kernel.getArgument(5);
   Value slot = toIndex(kernel.getArgument(6)), bs = toIndex(kernel.getArgument(7)),
         width = toIndex(kernel.getArgument(8));
-  Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  scf::IfOp generatedToken = onlyIfGenerated(generatedOnly, t);
+  // The block's row of the partial results, and its token.
+  Value row = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value t = tokenOfRow(generatedOnly, row);
   Value y = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value h = arith::DivUIOp::create(b, y, index(kAttentionSplits));
   Value split = arith::RemUIOp::create(b, y, index(kAttentionSplits));
@@ -772,7 +768,7 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
   // whole block when its range is empty (m = -inf, measured from 0).
   Value minusInf = f32(-std::numeric_limits<float>::infinity());
   Value partialBase =
-      mul(add(mul(t, index(heads * kAttentionSplits)), y), index(hd + 2));
+      mul(add(mul(row, index(heads * kAttentionSplits)), y), index(hd + 2));
   forThreads(hd, [&](Value d) {
     Value m = minusInf;
     for (int64_t w = 0; w < kAttentionWarps; ++w)
@@ -795,8 +791,6 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
       memref::StoreOp::create(b, l, out, ValueRange{add(partialBase, index(1))});
     });
   });
-  if (generatedToken)
-    b.setInsertionPointAfter(generatedToken);
   endKernel();
   return name;
 }
@@ -818,12 +812,12 @@ std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t
   if (!beginKernel(name, args, hd, 0))
     return name;
   Value partial = kernel.getArgument(0), out = kernel.getArgument(1);
-  Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  scf::IfOp generatedToken = onlyIfGenerated(generatedOnly, t);
+  Value row = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value t = tokenOfRow(generatedOnly, row);
   Value h = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value d = threadId;
   auto base = [&](int64_t z) {
-    return mul(add(mul(add(mul(t, index(heads)), h), index(kAttentionSplits)), index(z)),
+    return mul(add(mul(add(mul(row, index(heads)), h), index(kAttentionSplits)), index(z)),
                index(hd + 2));
   };
   Value m = f32(-std::numeric_limits<float>::infinity());
@@ -837,8 +831,6 @@ std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t
   }
   store(arith::DivFOp::create(b, acc, l), out,
         add(mul(t, index(heads * hd)), add(mul(h, index(hd)), d)));
-  if (generatedToken)
-    b.setInsertionPointAfter(generatedToken);
   endKernel();
   return name;
 }
@@ -1455,10 +1447,11 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
                          chunksOf(o.getNumKvHeads() * o.getHeadDim() / 2), kChunkThreads,
                          {k, v, input("positions"), input("seqs"), tables, pool, slot, bs,
                           width});
-              // bf16: decode steps run the split kernel (a token per
-              // sequence, its keys spread over blocks), other steps the
-              // tensor-core kernel. f32 runs the split kernel in every step
-              // (mma would round q, k and v to bf16).
+              // bf16: generated tokens take the split kernel (a block per
+              // generated token, head and split, listed by generated_rows),
+              // prompt tokens the tensor-core kernel (it skips the others by
+              // the generated flags). f32 runs the split kernel for every
+              // token (mma would round q, k and v to bf16).
               int64_t heads = o.getNumHeads(), hd = o.getHeadDim();
               int64_t queriesPerKv = heads / o.getNumKvHeads();
               bool tensorCores = e.isBF16() && queriesPerKv <= 32;
@@ -1471,8 +1464,8 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
                                                 pool, buffer(partial), slot, bs, width};
               std::vector<PlanArg> mergeArgs = {buffer(partial), out};
               if (tensorCores) {
-                splitArgs.push_back(input("generated"));
-                mergeArgs.push_back(input("generated"));
+                splitArgs.push_back(input("generated_rows"));
+                mergeArgs.push_back(input("generated_rows"));
               }
               kernelStep(attentionKernel(e, o, layers, strideOf(q), tensorCores), splitTokens,
                          heads * kAttentionSplits, kAttentionWarps * kWarp, splitArgs);

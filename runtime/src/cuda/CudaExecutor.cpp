@@ -241,6 +241,8 @@ void CudaExecutor::destroyGraphs() {
 }
 
 Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
+  if (Status s = in.check(); !s.ok())
+    return s;
   const Manifest &m = *manifest_;
   int64_t tokens = in.ids.size(), rows = in.logitRows.size();
   int64_t vocab = m.config.vocabSize;
@@ -256,9 +258,10 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
     for (int64_t r = 0; r < seqs; ++r)
       std::copy_n(in.tables[g].begin() + r * w, w, tables[g].begin() + r * width[g]);
   }
-  int64_t generated = std::count(in.generated.begin(), in.generated.end(), 1);
-  std::map<std::string, int64_t> params = stepParams(tokens, generated, rows, blockSize_,
-                                                     width[kFullGroup], width[kSlidingGroup]);
+  std::vector<int32_t> generatedRows = in.generatedRows();
+  std::map<std::string, int64_t> params =
+      stepParams(tokens, generatedRows.size(), rows, blockSize_, width[kFullGroup],
+                 width[kSlidingGroup]);
   struct Upload {
     const char *name;
     const void *data;
@@ -269,6 +272,7 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
         Upload{"positions", in.positions.data(), in.positions.size() * 4},
         Upload{"seqs", in.seqRows.data(), in.seqRows.size() * 4},
         Upload{"generated", in.generated.data(), in.generated.size() * 4},
+        Upload{"generated_rows", generatedRows.data(), generatedRows.size() * 4},
         Upload{"full_tables", tables[kFullGroup].data(), tables[kFullGroup].size() * 4},
         Upload{"sliding_tables", tables[kSlidingGroup].data(),
                tables[kSlidingGroup].size() * 4},
@@ -288,8 +292,8 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
   }
   // Decode steps (a token per sequence, each wanting logits) replay graphs;
   // prefill steps, whose sizes rarely repeat, launch directly.
-  s = isDecodeStep(tokens, generated, in.numSeqs, rows) ? launchGraph(params)
-                                                        : enqueueSteps(params);
+  s = isDecodeStep(tokens, generatedRows.size(), in.numSeqs, rows) ? launchGraph(params)
+                                                                   : enqueueSteps(params);
   if (!s.ok())
     return s;
   logits.resize(rows * vocab);

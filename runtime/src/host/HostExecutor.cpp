@@ -87,6 +87,8 @@ std::array<int64_t, kNumKVGroups> HostExecutor::bytesPerBlock() const {
 }
 
 Status HostExecutor::run(const StepInput &in, std::vector<float> &logits) {
+  if (Status s = in.check(); !s.ok())
+    return s;
   int64_t tokens = in.ids.size(), rows = in.logitRows.size();
   logits.assign(rows * vocab_, 0.0f);
   auto weights = vec(static_cast<const int8_t *>(weights_->data()),

@@ -135,7 +135,7 @@ TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
   EXPECT_EQ(prefill.at("decode_tokens"), 0);
   EXPECT_EQ(prefill.at("prefill_tiles"), 3);
   auto mixed = stepParams(17, 1, 2, 16, 2, 3);
-  EXPECT_EQ(mixed.at("decode_tokens"), 17);
+  EXPECT_EQ(mixed.at("decode_tokens"), 1);
   EXPECT_EQ(mixed.at("prefill_tiles"), 2);
   EXPECT_TRUE(isDecodeStep(4, 4, 4, 4));
   EXPECT_FALSE(isDecodeStep(4, 3, 4, 4)); // a prompt token among them

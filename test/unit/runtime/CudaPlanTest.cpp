@@ -76,31 +76,55 @@ TEST_P(CudaPlanTest, PlanComputesTheModel) {
       ASSERT_EQ((int64_t)results->front().logits.size(), rows * vocab);
       EXPECT_LT(error(results->front().logits, full, rows), tolerance);
     }
-    // Generation: generated tokens take the decode attention kernels. Rows
-    // are compared up to the first token that differs from the reference's
-    // greedy one (later rows see other tokens; f32 must not differ).
-    SCOPED_TRACE(model->name + " " + name + " generating");
-    options.prefillChunk = 0;
-    auto engine = Engine::create(interpreter, manifest, options);
-    ASSERT_TRUE(engine.ok()) << engine.status().message();
-    const std::vector<int32_t> &greedy = model->greedy.at(name);
+  }
+  // Generation: generated tokens take the decode attention kernels. Rows
+  // are compared up to the first token that differs from the reference's
+  // greedy one (later rows see other tokens; f32 must not differ).
+  auto generation = [&](const std::string &name) {
     Request r;
-    r.promptIds = prompt;
-    r.maxNewTokens = greedy.size();
+    r.id = name;
+    r.promptIds = model->prompts.at(name);
+    r.maxNewTokens = model->greedy.at(name).size();
     r.recordLogits = true;
-    auto results = (*engine)->run({r});
-    ASSERT_TRUE(results.ok()) << results.status().message();
-    const std::vector<int32_t> &ours = results->front().generatedIds;
+    return r;
+  };
+  auto checkGeneration = [&](const RequestResult &result) {
+    SCOPED_TRACE(model->name + " " + result.id + " generating");
+    const std::vector<int32_t> &greedy = model->greedy.at(result.id);
+    int64_t prompt = model->prompts.at(result.id).size(), rows = 0;
+    std::vector<float> full = model->logits(result.id, rows, "logits");
+    const std::vector<int32_t> &ours = result.generatedIds;
     int64_t same = 0;
     while (same < (int64_t)greedy.size() && ours[same] == greedy[same])
       ++same;
     if (GetParam().precision == "f32")
       EXPECT_EQ(ours, greedy);
     // Row P - 1 + i gives token i: rows up to the first differing token.
-    int64_t compared = prompt.size() + std::min<int64_t>(same, greedy.size() - 1);
-    EXPECT_GT(compared, (int64_t)prompt.size()) << "not one generated row compared";
-    EXPECT_LT(error(results->front().logits, full, compared), tolerance);
+    int64_t compared = prompt + std::min<int64_t>(same, greedy.size() - 1);
+    EXPECT_GT(compared, prompt) << "not one generated row compared";
+    EXPECT_LT(error(result.logits, full, compared), tolerance);
+  };
+  options.prefillChunk = 0;
+  for (const auto &[name, prompt] : model->prompts) {
+    auto engine = Engine::create(interpreter, manifest, options);
+    ASSERT_TRUE(engine.ok()) << engine.status().message();
+    auto results = (*engine)->run({generation(name)});
+    ASSERT_TRUE(results.ok()) << results.status().message();
+    checkGeneration(results->front());
   }
+  // All prompts at once in chunks of 7: steps mix generated and prompt
+  // tokens, and tiles of 16 tokens span sequences.
+  options.prefillChunk = 7;
+  options.maxBatch = model->prompts.size();
+  std::vector<Request> all;
+  for (const auto &[name, prompt] : model->prompts)
+    all.push_back(generation(name));
+  auto engine = Engine::create(interpreter, manifest, options);
+  ASSERT_TRUE(engine.ok()) << engine.status().message();
+  auto results = (*engine)->run(all);
+  ASSERT_TRUE(results.ok()) << results.status().message();
+  for (const RequestResult &result : *results)
+    checkGeneration(result);
 }
 
 std::vector<Case> cases() {

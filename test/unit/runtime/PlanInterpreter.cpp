@@ -93,6 +93,8 @@ PlanInterpreter::Ref PlanInterpreter::arg(const PlanArg &a) {
       return ints(input_->seqRows);
     if (a.name == "generated")
       return ints(input_->generated);
+    if (a.name == "generated_rows")
+      return ints(generatedRows_);
     if (a.name == "full_tables")
       return ints(input_->tables[kFullGroup]);
     if (a.name == "sliding_tables")
@@ -180,9 +182,9 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
         out.set(t * h + d, row[d]);
     } else if (startsWith(k, "attention_merge_")) {
       // out = sum_z acc_z e^(m_z - m) / sum_z l_z e^(m_z - m), m = max_z m_z.
+      // Block row t: token generated_rows[t] for the "_generated" kernels.
       Ref partial = arg(a[0]), out = arg(a[1]);
-      if (k.find("_generated") != std::string::npos && i32(arg(a[2]), t) == 0)
-        continue;
+      int64_t token = k.find("_generated") != std::string::npos ? i32(arg(a[2]), t) : t;
       int64_t heads = c.numHeads, hd = c.headDim, splits = widthOf(a[0]) / (heads * (hd + 2));
       for (int64_t h = 0; h < heads; ++h) {
         int64_t base = (t * heads + h) * splits * (hd + 2);
@@ -198,7 +200,7 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
             acc[d] += w * partial.get(base + z * (hd + 2) + 2 + d);
         }
         for (int64_t d = 0; d < hd; ++d)
-          out.set(t * heads * hd + h * hd + d, (float)(acc[d] / l));
+          out.set(token * heads * hd + h * hd + d, (float)(acc[d] / l));
       }
     } else if (startsWith(k, "kv_append_") || startsWith(k, "attention_")) {
       bool append = startsWith(k, "kv_append_");
@@ -220,11 +222,13 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
       int64_t firstToken = prefill ? t * kPrefillTileTokens : t;
       int64_t endToken =
           prefill ? std::min(firstToken + kPrefillTileTokens, scalar(a[10])) : t + 1;
-      // Kernels of one kind of token ("_generated", prefill) skip the other.
+      // The "_generated" kernels' block row t is token generated_rows[t];
+      // the prefill kernel skips generated tokens.
       bool generatedOnly = k.find("_generated") != std::string::npos;
+      if (generatedOnly)
+        firstToken = i32(arg(a.back()), t), endToken = firstToken + 1;
       for (int64_t token = firstToken; token < endToken; ++token) {
-        if ((generatedOnly || prefill) &&
-            (i32(arg(a.back()), token) != 0) != generatedOnly)
+        if (prefill && i32(arg(a.back()), token) != 0)
           continue;
         int64_t p = i32(positions, token), s = i32(seqs, token);
         auto at = [&](int64_t j, int kv, int64_t head) {
@@ -341,7 +345,7 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
           for (int64_t z = 0; z < splits; ++z) {
             int64_t lo = std::min(first + z * share, p + 1), hi = std::min(lo + share, p + 1);
             attend(query, kv, lo, hi, mx, sum, acc);
-            int64_t at = ((token * heads + h) * splits + z) * (hd + 2);
+            int64_t at = (((generatedOnly ? t : token) * heads + h) * splits + z) * (hd + 2);
             partial.set(at, (float)mx);
             partial.set(at + 1, (float)sum);
             for (int64_t d = 0; d < hd; ++d)
@@ -411,9 +415,11 @@ void PlanInterpreter::gemm(const PlanStep &step, int64_t m) {
 Status PlanInterpreter::run(const StepInput &in, std::vector<float> &logits) {
   input_ = &in;
   int64_t tokens = in.ids.size(), rows = in.logitRows.size();
-  int64_t generated = std::count(in.generated.begin(), in.generated.end(), 1);
-  params_ = stepParams(tokens, generated, rows, blockSize_, in.tableWidth[kFullGroup],
-                       in.tableWidth[kSlidingGroup]);
+  if (Status s = in.check(); !s.ok())
+    return s;
+  generatedRows_ = in.generatedRows();
+  params_ = stepParams(tokens, generatedRows_.size(), rows, blockSize_,
+                       in.tableWidth[kFullGroup], in.tableWidth[kSlidingGroup]);
   logits_.assign(rows * manifest_.config.vocabSize, 0.0f);
   for (const PlanBuffer &b : manifest_.launchPlan.buffers) {
     int64_t n = params_.at(b.rowsParam) * b.width * dtypeSize(b.dtype);

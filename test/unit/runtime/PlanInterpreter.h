@@ -59,6 +59,7 @@ private:
   std::map<std::string, std::vector<char>> buffers_;
   std::map<std::string, int64_t> params_;
   const StepInput *input_ = nullptr;
+  std::vector<int32_t> generatedRows_; // of input_
   std::vector<float> logits_;
 };
 
