@@ -12,6 +12,11 @@ namespace {
 
 const char *kArgKinds[] = {"buffer", "weight", "input", "param", "int"};
 
+/// The step inputs an executor provides (PlanArg::Kind::Input).
+const char *kStepInputs[] = {"ids",          "positions",    "seqs",          "generated",
+                             "generated_rows", "full_tables", "full_pool",     "sliding_tables",
+                             "sliding_pool", "logit_rows",   "logits"};
+
 StatusOr<DType> dtypeNamed(const std::string &name) {
   for (DType d : {DType::F32, DType::BF16, DType::F16, DType::F8E4M3})
     if (name == dtypeName(d))
@@ -171,6 +176,67 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
     plan.steps.push_back(std::move(step));
   }
   return plan;
+}
+
+Status LaunchPlan::check(const WeightLayout &weights, const std::string &source) const {
+  auto bad = [&](const std::string &what) {
+    return Status::error(source + ": launch plan: " + what);
+  };
+  std::map<std::string, const PlanBuffer *> named;
+  for (const PlanBuffer &b : buffers) {
+    if (b.width <= 0)
+      return bad("buffer " + b.name + " has width " + std::to_string(b.width));
+    if (!named.emplace(b.name, &b).second)
+      return bad("buffer " + b.name + " is declared twice");
+  }
+  auto checkArg = [&](const PlanArg &a) -> Status {
+    switch (a.kind) {
+    case PlanArg::Kind::Buffer: {
+      auto it = named.find(a.name);
+      if (it == named.end())
+        return bad("argument names no buffer: " + a.name);
+      if (a.column + a.width > it->second->width)
+        return bad("view [" + std::to_string(a.column) + ", " +
+                   std::to_string(a.column + a.width) + ") of buffer " + a.name + " of width " +
+                   std::to_string(it->second->width));
+      return Status::success();
+    }
+    case PlanArg::Kind::Weight:
+      return weights.find(a.name) ? Status::success()
+                                  : bad("argument names no weight: " + a.name);
+    case PlanArg::Kind::Input:
+      for (const char *input : kStepInputs)
+        if (a.name == input)
+          return Status::success();
+      return bad("argument names no step input: " + a.name);
+    default:
+      return Status::success();
+    }
+  };
+  for (const PlanStep &s : steps) {
+    for (const PlanArg &a : s.args)
+      if (Status status = checkArg(a); !status.ok())
+        return status;
+    if (s.kind == PlanStep::Kind::Kernel) {
+      if (s.kernel.empty() || s.gridY < 1 || s.gridY > 65535 || s.blockX < 1 ||
+          s.blockX > 1024)
+        return bad("kernel " + s.kernel + " launched with grid_y " + std::to_string(s.gridY) +
+                   " and block_x " + std::to_string(s.blockX));
+      continue;
+    }
+    // A merged GEMM's weight spans the entries after the one it names.
+    const WeightEntry *w = weights.find(s.weight);
+    const WeightEntry *scales = s.weightScale.empty() ? nullptr : weights.find(s.weightScale);
+    if (!w || (!s.weightScale.empty() && !scales))
+      return bad("GEMM names no weight: " + (w ? s.weightScale : s.weight));
+    if (s.n <= 0 || s.k <= 0 ||
+        w->offset + (uint64_t)s.n * s.k * dtypeSize(w->dtype) > weights.totalBytes ||
+        (scales && scales->offset + (uint64_t)s.n * 4 > weights.totalBytes))
+      return bad("the GEMM of " + s.weight + " (" + std::to_string(s.n) + " x " +
+                 std::to_string(s.k) + ") reaches past the weights (" +
+                 std::to_string(weights.totalBytes) + " bytes)");
+  }
+  return Status::success();
 }
 
 } // namespace cohere2c

@@ -10,6 +10,7 @@
 #ifndef COHERE2C_ARTIFACT_LAUNCHPLAN_H
 #define COHERE2C_ARTIFACT_LAUNCHPLAN_H
 
+#include "Artifact/WeightLayout.h"
 #include "Model/SafeTensors.h"
 #include "Support/Status.h"
 
@@ -101,6 +102,13 @@ struct LaunchPlan {
   /// Errors name `source` and the malformed entry.
   static StatusOr<LaunchPlan> parse(const std::string &json,
                                     const std::string &source);
+  /// That every name resolves and every size is in range, so that the
+  /// runtime never launches with a missing pointer: buffers (unique, width
+  /// > 0, views inside them), weights (in `weights`; a GEMM's [n, k] weight
+  /// and its n scales inside the weights), step inputs, kernel grids
+  /// (grid_y in [1, 65535], block_x in [1, 1024]). Errors name `source` and
+  /// the entry.
+  Status check(const WeightLayout &weights, const std::string &source) const;
 };
 
 } // namespace cohere2c

@@ -103,6 +103,8 @@ StatusOr<Manifest> Manifest::parse(const std::string &text,
     StatusOr<LaunchPlan> plan = LaunchPlan::parse(j["launch_plan"].dump(), source);
     if (!plan.ok())
       return plan.status();
+    if (Status s = plan->check(m.weights, source); !s.ok())
+      return s;
     m.launchPlan = std::move(*plan);
   }
   return m;

@@ -125,6 +125,57 @@ TEST(LaunchPlanTest, RejectsUnknownParameters) {
   EXPECT_NE(rows.status().message().find("buffer rows \"layers\""), std::string::npos);
 }
 
+// Every name a plan uses resolves and every size is in range, or the plan
+// is refused on load, naming the entry.
+TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
+  Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
+  m.weights = WeightLayout::forModel(m.config, DType::F32);
+  const std::string embedding = "model.embed_tokens.weight";
+  auto plan = [&](const std::string &steps) {
+    StatusOr<LaunchPlan> p = LaunchPlan::parse(
+        R"({"buffers":[{"name":"b0","width":8,"dtype":"F32","rows":"tokens"}],"steps":[)" +
+            steps + "]}",
+        "x.so");
+    EXPECT_TRUE(p.ok()) << p.status().message();
+    Status s = p->check(m.weights, "x.so");
+    return s.ok() ? std::string("ok") : s.message();
+  };
+  auto arg = [](const std::string &kind, const std::string &name, int column = 0,
+                int width = 0) {
+    return R"({"kind":")" + kind + R"(","name":")" + name + R"(","value":0,"column":)" +
+           std::to_string(column) + R"(,"width":)" + std::to_string(width) + "}";
+  };
+  auto kernel = [](const std::string &args, int gridY = 1, int block = 32) {
+    return R"({"kind":"kernel","kernel":"k","grid_x":"tokens","grid_y":)" +
+           std::to_string(gridY) + R"(,"block_x":)" + std::to_string(block) +
+           R"(,"args":[)" + args + "]}";
+  };
+  EXPECT_EQ(plan(kernel(arg("buffer", "b0") + "," + arg("weight", embedding) + "," +
+                        arg("input", "generated_rows"))),
+            "ok");
+  EXPECT_EQ(plan(kernel(arg("buffer", "b1"))),
+            "x.so: launch plan: argument names no buffer: b1");
+  EXPECT_EQ(plan(kernel(arg("buffer", "b0", 4, 8))),
+            "x.so: launch plan: view [4, 12) of buffer b0 of width 8");
+  EXPECT_EQ(plan(kernel(arg("weight", "model.norm"))),
+            "x.so: launch plan: argument names no weight: model.norm");
+  EXPECT_EQ(plan(kernel(arg("input", "pool"))),
+            "x.so: launch plan: argument names no step input: pool");
+  EXPECT_EQ(plan(kernel("", 0)), "x.so: launch plan: kernel k launched with grid_y 0 and block_x 32");
+  EXPECT_EQ(plan(kernel("", 1, 2048)),
+            "x.so: launch plan: kernel k launched with grid_y 1 and block_x 2048");
+  std::string gemm = R"({"kind":"gemm","weight":")" + embedding +
+                     R"(","weight_scale":"","m":"rows","n":N,"k":128,"alpha":1.0,"args":[)" +
+                     arg("buffer", "b0") + "," + arg("input", "logits") + "]}";
+  auto withN = [&](int64_t n) {
+    std::string g = gemm;
+    g.replace(g.find("N"), 1, std::to_string(n));
+    return g;
+  };
+  EXPECT_EQ(plan(withN(m.config.vocabSize)), "ok");
+  EXPECT_NE(plan(withN(1 << 30)).find("reaches past the weights"), std::string::npos);
+}
+
 // The step parameters: decode_tokens counts a step's tokens when it has a
 // generated one, prefill_tiles its 16-token tiles when it has a prompt token.
 TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
