@@ -1,5 +1,6 @@
 # lit configuration of the cohere2c regression suite.
 import os
+import sys
 import lit.formats
 
 config.name = "cohere2c"
@@ -12,6 +13,7 @@ config.test_exec_root = os.path.join(config.cohere2c_obj_root, "test")
 config.environment["PATH"] = os.pathsep.join(
     [config.cohere2c_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.substitutions.append(("%data", os.path.join(config.cohere2c_src_root, "test", "data")))
+config.substitutions.append(("%python", sys.executable))
 
 # ptxas from the CUDA toolkit (CUDA_HOME, else the standard location).
 cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")

@@ -23,8 +23,13 @@ namespace {
 
 void addManifest(ModuleOp module, llvm::StringRef json) {
   std::string text = json.str();
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToStart(module.getBody());
+  LLVM::GlobalOp::create(b, module.getLoc(), b.getI64Type(), /*isConstant=*/true,
+                         LLVM::Linkage::External, ::cohere2c::kManifestDigestSymbol,
+                         b.getI64IntegerAttr((int64_t)::cohere2c::manifestDigest(text)));
   text.push_back('\0');
-  mlir::cohere2c::addExportedBytes(module, mlir::cohere2c::kManifestSymbol, text);
+  mlir::cohere2c::addExportedBytes(module, ::cohere2c::kManifestSymbol, text);
 }
 
 void optimize(llvm::Module &module, llvm::TargetMachine &machine) {

@@ -2,20 +2,19 @@
 #ifndef COHERE2C_TARGET_SHAREDLIBRARY_H
 #define COHERE2C_TARGET_SHAREDLIBRARY_H
 
+#include "Artifact/Manifest.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
 
 namespace mlir::cohere2c {
-
-/// The exported NUL-terminated JSON string every artifact carries.
-inline constexpr const char *kManifestSymbol = "cohere2c_manifest";
 
 /// Adds `bytes` as the exported constant `name` (an i8 array) and, as
 /// `name`_size, its length (i64). Kernel images travel so in cuda artifacts.
 void addExportedBytes(ModuleOp module, llvm::StringRef name,
                       llvm::StringRef bytes);
 
-/// Adds `manifestJson` as the exported constant `cohere2c_manifest`,
+/// Adds `manifestJson` as the exported constant `cohere2c_manifest` (and
+/// its digest, `cohere2c_manifest_digest`: Artifact/Manifest.h),
 /// translates `module` (LLVM dialect only) to LLVM IR, optimizes it at O3 for
 /// generic x86-64 (the artifact runs on other machines than the build's),
 /// writes an object file and links it with the system C compiler

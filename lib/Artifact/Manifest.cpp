@@ -7,7 +7,15 @@
 
 #include <cassert>
 
+// xxHash header-only, as in the KV cache's block hashes.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 namespace cohere2c {
+
+uint64_t manifestDigest(const std::string &json) {
+  return XXH3_64bits(json.data(), json.size());
+}
 
 using nlohmann::json;
 

@@ -35,6 +35,16 @@ enum KVGroupIndex { kFullGroup = 0, kSlidingGroup = 1, kNumKVGroups = 2 };
 
 std::vector<KVGroup> kvGroupsFor(const ModelConfig &config);
 
+/// The artifact's exported symbols holding its manifest: the JSON text
+/// (NUL-terminated) and its digest (a uint64_t, manifestDigest of the text).
+inline constexpr const char *kManifestSymbol = "cohere2c_manifest";
+inline constexpr const char *kManifestDigestSymbol = "cohere2c_manifest_digest";
+
+/// XXH3-64 of a manifest's JSON text. The compiler stores it beside the
+/// text; the runtime refuses a manifest whose digest differs (edited after
+/// the code it describes was compiled).
+uint64_t manifestDigest(const std::string &json);
+
 struct Manifest {
   /// 2: weights_id, and OUT.weights files with a header (WeightsFile.h).
   /// 3: weights in the order of expectedTensors with q, k, v, gate, up

@@ -19,11 +19,16 @@ LoadedArtifact::load(const std::string &path) {
   artifact->handle_ = dlopen(openPath.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!artifact->handle_)
     return Status::error(path + ": cannot load the artifact: " + dlerror());
-  StatusOr<void *> manifest = artifact->symbol("cohere2c_manifest");
+  StatusOr<void *> manifest = artifact->symbol(kManifestSymbol);
   if (!manifest.ok())
     return Status::error(path + ": not a cohere2c artifact (no manifest)");
-  StatusOr<Manifest> parsed =
-      Manifest::parse(static_cast<const char *>(*manifest), path);
+  std::string text = static_cast<const char *>(*manifest);
+  StatusOr<void *> digest = artifact->symbol(kManifestDigestSymbol);
+  if (!digest.ok() || *static_cast<const uint64_t *>(*digest) != manifestDigest(text))
+    return Status::error(path + ": the manifest does not match the compiled code (edited, "
+                                "or compiled by another version of cohere2c-compile): "
+                                "compile the model again");
+  StatusOr<Manifest> parsed = Manifest::parse(text, path);
   if (!parsed.ok())
     return parsed.status();
   artifact->manifest_ = std::move(*parsed);
