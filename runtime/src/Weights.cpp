@@ -14,6 +14,7 @@
 #include <new>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <system_error>
 #include <thread>
 #include <unistd.h>
 
@@ -172,9 +173,16 @@ WeightBuffer::random(uint64_t seed, const Manifest &manifest) {
     for (size_t i = next++; i < chunks.size(); i = next++)
       fill(chunks[i]);
   };
-  std::vector<std::thread> threads(std::max(1u, std::thread::hardware_concurrency()) - 1);
-  for (std::thread &t : threads)
-    t = std::thread(worker);
+  // This thread works too; where no more threads can be started, the ones
+  // there are share the chunks.
+  std::vector<std::thread> threads;
+  for (unsigned i = 1; i < std::thread::hardware_concurrency(); ++i) {
+    try {
+      threads.emplace_back(worker);
+    } catch (const std::system_error &) {
+      break;
+    }
+  }
   worker();
   for (std::thread &t : threads)
     t.join();
