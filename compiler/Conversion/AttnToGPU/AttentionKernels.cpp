@@ -1,0 +1,639 @@
+//===- AttentionKernels.cpp - KV append, decode and prefill attention -------===//
+
+#include "Conversion/AttnToGPU/KernelGenerator.h"
+
+#include "Conversion/RotaryAngle.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::cohere2c::attn_to_gpu {
+
+// Writes K (rotated on RoPE layers) and V of each token into its block of
+// the paged cache. A block per (token, chunk of feature pairs).
+// Pool layout: [blocks][layers of the group][K, V][block size][KV heads][hd].
+std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
+                                            int64_t groupLayers, int64_t kStride,
+                                            int64_t vStride) {
+  auto rope = dyn_cast<attn::RopeAttr>(op.getPosition());
+  int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(), hd = op.getHeadDim();
+  std::string name = sanitize(
+      "kv_append_" + std::string(rope ? "rope" : "no_rope") + "_h" +
+      std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
+      std::to_string(hd) + "_l" + std::to_string(groupLayers) +
+      strideSuffix("k", kStride, kvHeads * hd) + strideSuffix("v", vStride, kvHeads * hd));
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  // k, v, positions, seqs, tables, pool, slot, block_size, table_width
+  if (!beginKernel(name, {flat(e), flat(e), flat(i32), flat(i32), flat(i32), flat(e), i64,
+                          i64, i64},
+                   kChunkThreads, 0))
+    return name;
+  Value k = kernel.getArgument(0), v = kernel.getArgument(1);
+  Value positions = kernel.getArgument(2), seqs = kernel.getArgument(3),
+        tables = kernel.getArgument(4), pool = kernel.getArgument(5);
+  Value slot = toIndex(kernel.getArgument(6)), bs = toIndex(kernel.getArgument(7)),
+        width = toIndex(kernel.getArgument(8));
+  Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value p32 = memref::LoadOp::create(b, positions, ValueRange{t});
+  Value p = toIndex(p32), s = toIndex(load(seqs, t));
+  Value block = toIndex(load(tables, add(mul(s, width), arith::DivUIOp::create(b, p, bs))));
+  Value inBlock = arith::RemUIOp::create(b, p, bs);
+  int64_t kvWidth = kvHeads * hd;
+  auto base = [&](int64_t kv) {
+    Value plane = add(mul(add(mul(block, index(groupLayers)), slot), index(2)), index(kv));
+    return mul(add(mul(plane, bs), inBlock), index(kvWidth));
+  };
+  Value kBase = base(0), vBase = base(1);
+  Value kRow = mul(t, index(kStride)), vRow = mul(t, index(vStride));
+  double theta = rope ? rope.getTheta().convertToDouble() : 0;
+  // Pair i is (x[2m], x[2m+1]) of head i / (hd/2), m = i % (hd/2).
+  forChunkElement(kvWidth / 2, [&](Value i) {
+    Value even = mul(i, index(2)), odd = add(even, index(1));
+    auto copy = [&](Value src, Value srcRow, Value dstBase, Value d) {
+      memref::StoreOp::create(b, memref::LoadOp::create(b, src, ValueRange{add(srcRow, d)}),
+                              pool, ValueRange{add(dstBase, d)});
+    };
+    copy(v, vRow, vBase, even);
+    copy(v, vRow, vBase, odd);
+    if (!rope) {
+      copy(k, kRow, kBase, even);
+      copy(k, kRow, kBase, odd);
+      return;
+    }
+    auto [c, sn] = emitRotaryCosSin(b, theta, hd, p32, arith::RemUIOp::create(b, i, index(hd / 2)));
+    Value x0 = load(k, add(kRow, even)), x1 = load(k, add(kRow, odd));
+    store(subf(mulf(x0, c), mulf(x1, sn)), pool, add(kBase, even));
+    store(addf(mulf(x1, c), mulf(x0, sn)), pool, add(kBase, odd));
+  });
+  endKernel();
+  return name;
+}
+
+Value KernelGenerator::tokenOfRow(bool generatedOnly, Value row) {
+  if (!generatedOnly)
+    return row;
+  // The last argument (workgroup memory comes after the arguments).
+  Value rows = kernel.getArgument(kernel.getFunctionType().getNumInputs() - 1);
+  return toIndex(memref::LoadOp::create(b, rows, ValueRange{row}));
+}
+
+// Attention as in flash-decoding (Dao et al., 2023): the keys a token sees
+// (j <= p, and p - W < j on sliding layers; only blocks in that range are
+// read) are split into kAttentionSplits contiguous ranges, one block per
+// (token, head, split), so that a decode step of one sequence still fills
+// the GPU. A block's warps split its range again, each lane owning
+// head_dim / 32 consecutive features; each warp runs an online softmax
+// (Milakov and Gimelshein, 2018) over its keys, the block merges its warps
+// in shared memory and writes its partial result (max m, sum l, and the
+// unnormalized output acc[head_dim], f32) for attentionMergeKernel. A range
+// with no keys writes m = -inf, l = 0, acc = 0.
+std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
+                                             int64_t groupLayers, int64_t qStride,
+                                             bool generatedOnly) {
+  std::optional<int64_t> window = op.getSlidingWindow();
+  int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(), hd = op.getHeadDim();
+  int64_t perLane = hd / kWarp;
+  std::string name = sanitize(
+      "attention_" + (window ? "sliding" + std::to_string(*window) : std::string("full")) +
+      "_h" + std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
+      std::to_string(hd) + "_l" + std::to_string(groupLayers) +
+      strideSuffix("q", qStride, heads * hd) + "_split" + std::to_string(kAttentionSplits) +
+      (generatedOnly ? "_generated" : ""));
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  // Shared memory: each warp's running max and sum, then its accumulator.
+  int64_t accOffset = 2 * kAttentionWarps;
+  // q, positions, seqs, tables, pool, partial (f32), slot, block_size,
+  // table_width[, generated_rows]
+  SmallVector<Type> args = {flat(e), flat(i32), flat(i32), flat(i32), flat(e),
+                            flat(b.getF32Type()), i64, i64, i64};
+  if (generatedOnly)
+    args.push_back(flat(i32));
+  if (!beginKernel(name, args, kAttentionWarps * kWarp, accOffset + kAttentionWarps * hd))
+    return name;
+  Value q = kernel.getArgument(0), positions = kernel.getArgument(1),
+        seqs = kernel.getArgument(2), tables = kernel.getArgument(3),
+        pool = kernel.getArgument(4), out = kernel.getArgument(5);
+  Value slot = toIndex(kernel.getArgument(6)), bs = toIndex(kernel.getArgument(7)),
+        width = toIndex(kernel.getArgument(8));
+  // The block's row of the partial results, and its token.
+  Value row = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value t = tokenOfRow(generatedOnly, row);
+  Value y = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value h = arith::DivUIOp::create(b, y, index(kAttentionSplits));
+  Value split = arith::RemUIOp::create(b, y, index(kAttentionSplits));
+  Value warp = arith::DivUIOp::create(b, threadId, index(kWarp));
+  Value lane = arith::RemUIOp::create(b, threadId, index(kWarp));
+  Value p = toIndex(load(positions, t)), s = toIndex(load(seqs, t));
+  Value kvh = arith::DivUIOp::create(b, h, index(heads / kvHeads));
+  Value first = index(0);
+  if (window)
+    first = arith::MaxSIOp::create(b, index(0), add(p, index(1 - *window)));
+  Value end = add(p, index(1));
+  // This block's keys: [blockLo, blockHi), a contiguous share of
+  // [first, end); this warp's: [lo, hi), a contiguous share of that.
+  Value blockShare = arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, end, first),
+                                                index(kAttentionSplits));
+  Value blockLo = arith::MinUIOp::create(b, add(first, mul(split, blockShare)), end);
+  Value blockHi = arith::MinUIOp::create(b, add(blockLo, blockShare), end);
+  Value share = arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, blockHi, blockLo),
+                                           index(kAttentionWarps));
+  Value lo = arith::MinUIOp::create(b, add(blockLo, mul(warp, share)), blockHi);
+  Value hi = arith::MinUIOp::create(b, add(lo, share), blockHi);
+
+  Value qBase = add(mul(t, index(qStride)), add(mul(h, index(hd)), mul(lane, index(perLane))));
+  Value scale = f32(1.0 / std::sqrt((double)hd));
+  SmallVector<Value> qv;
+  for (int64_t i = 0; i < perLane; ++i)
+    qv.push_back(load(q, add(qBase, index(i))));
+  // RoPE layers rotate q here, in f32 (interleaved pairs: features 2m and
+  // 2m+1, in one lane, or in lanes 2l and 2l+1 when a lane owns one).
+  if (auto rope = dyn_cast<attn::RopeAttr>(op.getPosition())) {
+    double theta = rope.getTheta().convertToDouble();
+    Value p32 = memref::LoadOp::create(b, positions, ValueRange{t});
+    if (perLane == 1) {
+      Value partner = gpu::ShuffleOp::create(b, qv[0], 1, kWarp, gpu::ShuffleMode::XOR)
+                          .getShuffleResult();
+      auto [c, sn] = emitRotaryCosSin(b, theta, hd, p32, arith::DivUIOp::create(b, lane, index(2)));
+      Value odd = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                        arith::RemUIOp::create(b, lane, index(2)), index(1));
+      // even lane: x0 c - x1 s; odd lane: x1 c + x0 s.
+      Value evenValue = subf(mulf(qv[0], c), mulf(partner, sn));
+      Value oddValue = addf(mulf(qv[0], c), mulf(partner, sn));
+      qv[0] = arith::SelectOp::create(b, odd, oddValue, evenValue);
+    } else {
+      for (int64_t i = 0; i < perLane; i += 2) {
+        Value m = arith::DivUIOp::create(b, add(mul(lane, index(perLane)), index(i)), index(2));
+        auto [c, sn] = emitRotaryCosSin(b, theta, hd, p32, m);
+        Value x0 = qv[i], x1 = qv[i + 1];
+        qv[i] = subf(mulf(x0, c), mulf(x1, sn));
+        qv[i + 1] = addf(mulf(x1, c), mulf(x0, sn));
+      }
+    }
+  }
+  for (Value &x : qv)
+    x = mulf(x, scale);
+  int64_t kvWidth = kvHeads * hd;
+  Value headOffset = add(mul(kvh, index(hd)), mul(lane, index(perLane)));
+  SmallVector<Value> init = {f32(-std::numeric_limits<float>::infinity()), f32(0)};
+  for (int64_t i = 0; i < perLane; ++i)
+    init.push_back(f32(0));
+  // kKeysInFlight keys per iteration: their table entries, K and V rows are
+  // loaded independently, so a warp waits one memory latency per group of
+  // keys, not per key. Keys past hi are read at hi - 1 and weigh nothing.
+  auto loop = scf::ForOp::create(b, lo, hi, index(kKeysInFlight), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(loop.getBody());
+    Value j0 = loop.getInductionVar();
+    ValueRange carried = loop.getRegionIterArgs();
+    Value last = arith::SubIOp::create(b, hi, index(1));
+    SmallVector<Value> dots, valid;
+    SmallVector<SmallVector<Value>> values;
+    for (int64_t u = 0; u < kKeysInFlight; ++u) {
+      Value ju = add(j0, index(u));
+      valid.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, ju, hi));
+      Value j = arith::MinUIOp::create(b, ju, last);
+      Value block = toIndex(load(tables, add(mul(s, width), arith::DivUIOp::create(b, j, bs))));
+      Value inBlock = arith::RemUIOp::create(b, j, bs);
+      Value plane = mul(add(mul(block, index(groupLayers)), slot), index(2));
+      Value kBase = add(mul(add(mul(plane, bs), inBlock), index(kvWidth)), headOffset);
+      Value vBase = add(mul(add(mul(add(plane, index(1)), bs), inBlock), index(kvWidth)),
+                        headOffset);
+      Value dot = f32(0);
+      for (int64_t i = 0; i < perLane; ++i)
+        dot = addf(dot, mulf(qv[i], load(pool, add(kBase, index(i)))));
+      dots.push_back(dot);
+      values.emplace_back();
+      for (int64_t i = 0; i < perLane; ++i)
+        values.back().push_back(load(pool, add(vBase, index(i))));
+    }
+    for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
+      for (Value &dot : dots)
+        dot = addf(dot, gpu::ShuffleOp::create(b, dot, offset, kWarp, gpu::ShuffleMode::XOR)
+                            .getShuffleResult());
+    Value minusInf = f32(-std::numeric_limits<float>::infinity());
+    Value m = carried[0], l = carried[1], mNew = m;
+    for (int64_t u = 0; u < kKeysInFlight; ++u) {
+      dots[u] = arith::SelectOp::create(b, valid[u], dots[u], minusInf);
+      mNew = arith::MaximumFOp::create(b, mNew, dots[u]);
+    }
+    // mNew is finite: key j0 < hi is valid.
+    Value correction = math::ExpOp::create(b, subf(m, mNew));
+    SmallVector<Value> next = {mNew, mulf(l, correction)};
+    for (int64_t i = 0; i < perLane; ++i)
+      next.push_back(mulf(carried[2 + i], correction));
+    for (int64_t u = 0; u < kKeysInFlight; ++u) {
+      Value weight = math::ExpOp::create(b, subf(dots[u], mNew));
+      next[1] = addf(next[1], weight);
+      for (int64_t i = 0; i < perLane; ++i)
+        next[2 + i] = addf(next[2 + i], mulf(weight, values[u][i]));
+    }
+    scf::YieldOp::create(b, next);
+  }
+  // Publish this warp's partial result.
+  Value laneZero = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, index(0));
+  ifThen(laneZero, [&] {
+    memref::StoreOp::create(b, loop.getResult(0), scratch, ValueRange{warp});
+    memref::StoreOp::create(b, loop.getResult(1), scratch,
+                            ValueRange{add(warp, index(kAttentionWarps))});
+  });
+  Value accBase = add(index(accOffset), add(mul(warp, index(hd)), mul(lane, index(perLane))));
+  for (int64_t i = 0; i < perLane; ++i)
+    memref::StoreOp::create(b, loop.getResult(2 + i), scratch,
+                            ValueRange{add(accBase, index(i))});
+  gpu::BarrierOp::create(b);
+  // Merge: thread d < head_dim combines feature d over the warps. A warp
+  // with no keys has max -inf and sum 0 and contributes nothing; so does the
+  // whole block when its range is empty (m = -inf, measured from 0).
+  Value minusInf = f32(-std::numeric_limits<float>::infinity());
+  Value partialBase =
+      mul(add(mul(row, index(heads * kAttentionSplits)), y), index(hd + 2));
+  forThreads(hd, [&](Value d) {
+    Value m = minusInf;
+    for (int64_t w = 0; w < kAttentionWarps; ++w)
+      m = arith::MaximumFOp::create(b, m, memref::LoadOp::create(b, scratch, ValueRange{index(w)}));
+    Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, minusInf);
+    Value from = arith::SelectOp::create(b, empty, f32(0), m);
+    Value l = f32(0), acc = f32(0);
+    for (int64_t w = 0; w < kAttentionWarps; ++w) {
+      Value mw = memref::LoadOp::create(b, scratch, ValueRange{index(w)});
+      Value lw = memref::LoadOp::create(b, scratch, ValueRange{index(kAttentionWarps + w)});
+      Value c = math::ExpOp::create(b, subf(mw, from));
+      l = addf(l, mulf(lw, c));
+      Value aw = memref::LoadOp::create(
+          b, scratch, ValueRange{add(index(accOffset + w * hd), d)});
+      acc = addf(acc, mulf(aw, c));
+    }
+    memref::StoreOp::create(b, acc, out, ValueRange{add(partialBase, add(d, index(2)))});
+    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, d, index(0)), [&] {
+      memref::StoreOp::create(b, m, out, ValueRange{partialBase});
+      memref::StoreOp::create(b, l, out, ValueRange{add(partialBase, index(1))});
+    });
+  });
+  endKernel();
+  return name;
+}
+
+// Combines a token's kAttentionSplits partial results per head (written by
+// attentionKernel): out = sum_z acc_z e^(m_z - m) / sum_z l_z e^(m_z - m),
+// m = max_z m_z (finite: the token sees at least itself, so some range is
+// not empty).
+// A block per (token, head), a thread per feature.
+std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t hd,
+                                                  bool generatedOnly) {
+  std::string name = sanitize("attention_merge_h" + std::to_string(heads) + "_d" +
+                              std::to_string(hd) + "_split" +
+                              std::to_string(kAttentionSplits) +
+                              (generatedOnly ? "_generated" : ""));
+  SmallVector<Type> args = {flat(b.getF32Type()), flat(e)};
+  if (generatedOnly)
+    args.push_back(flat(b.getI32Type()));
+  if (!beginKernel(name, args, hd, 0))
+    return name;
+  Value partial = kernel.getArgument(0), out = kernel.getArgument(1);
+  Value row = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value t = tokenOfRow(generatedOnly, row);
+  Value h = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value d = threadId;
+  auto base = [&](int64_t z) {
+    return mul(add(mul(add(mul(row, index(heads)), h), index(kAttentionSplits)), index(z)),
+               index(hd + 2));
+  };
+  Value m = f32(-std::numeric_limits<float>::infinity());
+  for (int64_t z = 0; z < kAttentionSplits; ++z)
+    m = arith::MaximumFOp::create(b, m, load(partial, base(z)));
+  Value l = f32(0), acc = f32(0);
+  for (int64_t z = 0; z < kAttentionSplits; ++z) {
+    Value c = math::ExpOp::create(b, subf(load(partial, base(z)), m));
+    l = addf(l, mulf(load(partial, add(base(z), index(1))), c));
+    acc = addf(acc, mulf(load(partial, add(base(z), add(d, index(2)))), c));
+  }
+  store(arith::DivFOp::create(b, acc, l), out,
+        add(mul(t, index(heads * hd)), add(mul(h, index(hd)), d)));
+  endKernel();
+  return name;
+}
+
+// Prefill attention on tensor cores, as in FlashAttention-2 (Dao, 2023): a
+// block per (tile of kPrefillTileTokens tokens, KV head), a warp per query
+// head of that KV head's group, so the group's warps read the same keys.
+// A warp holds its 16 query rows (rotated on RoPE layers, rounded to bf16)
+// as mma A fragments and walks the keys kPrefillKeyTile at a time:
+// S = Q K^T and O += P V by mma.sync.m16n8k16 (bf16 operands, f32
+// accumulators), with an online softmax per row in registers. The tile's
+// tokens are taken in runs of one sequence; a run reads only the keys some
+// of its rows see ([max(0, min p - W + 1), max p] on sliding layers,
+// [0, max p] on full ones): blocks outside are skipped, keys inside masked
+// per row (causal, window). Fragment layouts (PTX ISA, "Matrix fragments for
+// mma.m16n8k16", g = lane / 4, c = lane % 4, each register a pair along k):
+// A registers hold (g, 2c), (g + 8, 2c), (g, 2c + 8), (g + 8, 2c + 8);
+// B registers (2c, g), (2c + 8, g); C holds (g, 2c), (g, 2c + 1),
+// (g + 8, 2c), (g + 8, 2c + 1).
+// Features are permuted so that a lane reads contiguous memory (a sum over
+// features does not depend on their order, and the output is stored back in
+// place): in S = Q K^T, step ks's k-index pair 2c (2c + 8) is feature pair
+// c hd/4 + 4 ks (+ 2), so lane c reads hd/4 contiguous features of its key;
+// in O = P V, column n of feature tile fb is feature n hd/8 + fb, so lane g
+// reads hd/8 contiguous features of a key, and features fb = 2i and 2i + 1
+// come from the low and high halves of its word i.
+std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_t groupLayers,
+                                                    int64_t qStride) {
+  std::optional<int64_t> window = op.getSlidingWindow();
+  auto rope = dyn_cast<attn::RopeAttr>(op.getPosition());
+  int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(), hd = op.getHeadDim();
+  int64_t group = heads / kvHeads, kvWidth = kvHeads * hd;
+  std::string name = sanitize(
+      "attention_prefill_" +
+      (window ? "sliding" + std::to_string(*window) : std::string("full")) + "_h" +
+      std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" + std::to_string(hd) +
+      "_l" + std::to_string(groupLayers) + strideSuffix("q", qStride, heads * hd));
+  Type bf16 = b.getBF16Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
+  Type f32t = b.getF32Type();
+  // q, positions, seqs, tables, pool (as i32 pairs), pool (as 16-byte
+  // vectors of pairs), out, slot, block_size, table_width, tokens, generated
+  Type quad = VectorType::get({4}, i32);
+  if (!beginKernel(name, {flat(bf16), flat(i32), flat(i32), flat(i32), flat(i32), flat(quad),
+                          flat(bf16), i64, i64, i64, i64, flat(i32)},
+                   group * kWarp, 0))
+    return name;
+  Value q = kernel.getArgument(0), positions = kernel.getArgument(1),
+        seqs = kernel.getArgument(2), tables = kernel.getArgument(3),
+        poolPairs = kernel.getArgument(4), poolQuads = kernel.getArgument(5),
+        out = kernel.getArgument(6), generated = kernel.getArgument(11);
+  Value slot = toIndex(kernel.getArgument(7)), bs = toIndex(kernel.getArgument(8)),
+        width = toIndex(kernel.getArgument(9)), tokens = toIndex(kernel.getArgument(10));
+  auto divu = [&](Value x, int64_t d) { return arith::DivUIOp::create(b, x, index(d)); };
+  auto remu = [&](Value x, int64_t d) { return arith::RemUIOp::create(b, x, index(d)); };
+  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, p, x, y);
+  };
+  auto andi = [&](Value x, Value y) { return arith::AndIOp::create(b, x, y); };
+  auto maxf = [&](Value x, Value y) { return arith::MaximumFOp::create(b, x, y); };
+  auto xorShuffle = [&](Value v, int32_t offset) {
+    return gpu::ShuffleOp::create(b, v, offset, kWarp, gpu::ShuffleMode::XOR).getShuffleResult();
+  };
+  // Two f32 rounded to bf16 in one register, lo in the low half.
+  auto packF32 = [&](Value lo, Value hi) {
+    Value pair = NVVM::ConvertF32x2ToBF16x2Op::create(
+        b, VectorType::get({2}, bf16), hi, lo, Value(),
+        NVVM::FPRoundingModeAttr::get(b.getContext(), NVVM::FPRoundingMode::RN));
+    return LLVM::BitcastOp::create(b, i32, pair).getResult();
+  };
+  // `count` words (bf16 pairs) of the pool from word `first`: 16-byte loads
+  // where count is a multiple of 4 (first then is too), else 4-byte ones.
+  auto loadWords = [&](Value first, int64_t count) {
+    SmallVector<Value> words;
+    if (count % 4 != 0) {
+      for (int64_t i = 0; i < count; ++i)
+        words.push_back(memref::LoadOp::create(b, poolPairs, ValueRange{add(first, index(i))}));
+      return words;
+    }
+    Value at = divu(first, 4);
+    for (int64_t v = 0; v < count / 4; ++v) {
+      Value quadValue = memref::LoadOp::create(b, poolQuads, ValueRange{add(at, index(v))});
+      for (int32_t i = 0; i < 4; ++i)
+        words.push_back(LLVM::ExtractElementOp::create(
+            b, quadValue, arith::ConstantIntOp::create(b, i, 32)));
+    }
+    return words;
+  };
+  // (lo's half, hi's half) of two words in one: the low halves, or the high ones.
+  Value lowMask = arith::ConstantIntOp::create(b, 0xFFFF, 32);
+  Value highMask = arith::ConstantIntOp::create(b, 0xFFFF0000LL, 32);
+  Value sixteen = arith::ConstantIntOp::create(b, 16, 32);
+  auto lowHalves = [&](Value lo, Value hi) {
+    return arith::OrIOp::create(b, arith::AndIOp::create(b, lo, lowMask),
+                                arith::ShLIOp::create(b, hi, sixteen)).getResult();
+  };
+  auto highHalves = [&](Value lo, Value hi) {
+    return arith::OrIOp::create(b, arith::ShRUIOp::create(b, lo, sixteen),
+                                arith::AndIOp::create(b, hi, highMask)).getResult();
+  };
+  Type accType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32t, f32t, f32t, f32t});
+  // d = a b + c for one m16n8k16 tile; c and the result as 4 f32.
+  auto mma = [&](ArrayRef<Value> a, ArrayRef<Value> bReg, ArrayRef<Value> c) {
+    Value d = NVVM::MmaOp::create(b, accType, a, bReg, c, {16, 8, 16}, std::nullopt, std::nullopt,
+                                  std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                                                NVVM::MMATypes::bf16},
+                                  std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                                                 NVVM::MMALayout::col});
+    SmallVector<Value> r;
+    for (int64_t i = 0; i < 4; ++i)
+      r.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{i}));
+    return r;
+  };
+
+  Value tileBase = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), index(kPrefillTileTokens));
+  Value kvh = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value h = add(mul(kvh, index(group)), divu(threadId, kWarp));
+  Value lane = remu(threadId, kWarp), g = divu(lane, 4), c = remu(lane, 4);
+  Value rowsInTile = arith::MinUIOp::create(b, arith::SubIOp::create(b, tokens, tileBase),
+                                            index(kPrefillTileTokens));
+  // This lane's rows of the tile: g and g + 8. A row past the step's
+  // tokens reads row 0 of the tile; it and a generated token's row are
+  // computed as no key's and not stored.
+  Value row[2], valid[2], token[2], pos32[2], pos[2];
+  for (int r = 0; r < 2; ++r) {
+    row[r] = add(g, index(8 * r));
+    valid[r] = cmp(arith::CmpIPredicate::ult, row[r], rowsInTile);
+    token[r] = add(tileBase, arith::SelectOp::create(b, valid[r], row[r], index(0)));
+    pos32[r] = memref::LoadOp::create(b, positions, ValueRange{token[r]});
+    pos[r] = toIndex(pos32[r]);
+    Value flag = memref::LoadOp::create(b, generated, ValueRange{token[r]});
+    valid[r] = andi(valid[r], cmp(arith::CmpIPredicate::eq, flag,
+                                  arith::ConstantIntOp::create(b, 0, 32)));
+  }
+  // Q as A fragments, one per 16 features.
+  SmallVector<SmallVector<Value>> qFrag;
+  for (int64_t ks = 0; ks < hd / 16; ++ks) {
+    qFrag.emplace_back();
+    for (int64_t reg = 0; reg < 4; ++reg) {
+      int r = reg % 2;
+      Value f = add(mul(c, index(hd / 4)), index(ks * 4 + (reg / 2) * 2));
+      Value at = add(mul(token[r], index(qStride)), add(mul(h, index(hd)), f));
+      Value x0 = load(q, at), x1 = load(q, add(at, index(1)));
+      if (rope) {
+        auto [cs, sn] = emitRotaryCosSin(b, rope.getTheta().convertToDouble(), hd, pos32[r],
+                                         divu(f, 2));
+        Value y0 = subf(mulf(x0, cs), mulf(x1, sn));
+        x1 = addf(mulf(x1, cs), mulf(x0, sn));
+        x0 = y0;
+      }
+      qFrag.back().push_back(packF32(x0, x1));
+    }
+  }
+
+  // Running state per row r of this lane: max m[r], partial sum l[r] (over
+  // this lane's columns), and O as C fragments, one per 8 features.
+  Value minusInf = f32(-std::numeric_limits<float>::infinity());
+  int64_t outTiles = hd / 8;
+  SmallVector<Value> init = {minusInf, minusInf, f32(0), f32(0)};
+  for (int64_t i = 0; i < outTiles * 4; ++i)
+    init.push_back(f32(0));
+  SmallVector<Type> stateTypes(init.size(), f32t);
+  SmallVector<Value> whileInit = {index(0)};
+  whileInit.append(init);
+  SmallVector<Type> whileTypes = {b.getIndexType()};
+  whileTypes.append(stateTypes);
+  auto runs = scf::WhileOp::create(b, whileTypes, whileInit, nullptr, nullptr);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(runs.getBeforeBody());
+    Value more = cmp(arith::CmpIPredicate::ult, runs.getBeforeArguments()[0], rowsInTile);
+    scf::ConditionOp::create(b, more, runs.getBeforeArguments());
+  }
+  {
+  OpBuilder::InsertionGuard runGuard(b);
+  b.setInsertionPointToEnd(runs.getAfterBody());
+  Value runStart = runs.getAfterArguments()[0];
+  // The run: rows [runStart, runEnd) of one sequence, positions in [minP, maxP].
+  Value seq32 = memref::LoadOp::create(b, seqs, ValueRange{add(tileBase, runStart)});
+  Value p0 = toIndex(load(positions, add(tileBase, runStart)));
+  Value trueValue = arith::ConstantIntOp::create(b, 1, 1);
+  auto scan = scf::ForOp::create(b, add(runStart, index(1)), rowsInTile, index(1),
+                                 ValueRange{add(runStart, index(1)), trueValue, p0, p0});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(scan.getBody());
+    Value i = scan.getInductionVar();
+    ValueRange st = scan.getRegionIterArgs();
+    Value si = memref::LoadOp::create(b, seqs, ValueRange{add(tileBase, i)});
+    Value pi = toIndex(load(positions, add(tileBase, i)));
+    Value same = andi(st[1], cmp(arith::CmpIPredicate::eq, si, seq32));
+    scf::YieldOp::create(
+        b, ValueRange{arith::SelectOp::create(b, same, add(i, index(1)), st[0]), same,
+                      arith::SelectOp::create(b, same, arith::MinUIOp::create(b, st[2], pi), st[2]),
+                      arith::SelectOp::create(b, same, arith::MaxUIOp::create(b, st[3], pi), st[3])});
+  }
+  Value runEnd = scan.getResult(0), minP = scan.getResult(2), maxP = scan.getResult(3);
+  Value seq = toIndex(seq32);
+  Value inRun[2];
+  for (int r = 0; r < 2; ++r)
+    inRun[r] = andi(valid[r], andi(cmp(arith::CmpIPredicate::uge, row[r], runStart),
+                                   cmp(arith::CmpIPredicate::ult, row[r], runEnd)));
+  Value lo = index(0);
+  if (window)
+    lo = arith::MaxSIOp::create(b, index(0), add(minP, index(1 - *window)));
+  Value hi = add(maxP, index(1)), last = maxP;
+  // Key tiles start at multiples of kPrefillKeyTile, so that a row meets
+  // the same tiles in the same order whatever else its run holds: keys a
+  // row does not see change nothing of its state (exactly), and its result
+  // does not depend on how the prompt was chunked or batched.
+  Value firstTile = mul(divu(lo, kPrefillKeyTile), index(kPrefillKeyTile));
+  // Element offset of key j's K (kv = 0) or V (kv = 1) row for this KV head
+  // (keys outside [lo, hi), never seen, read an in-range key).
+  auto keyBase = [&](Value j, int64_t kv) {
+    Value jc = arith::MinUIOp::create(b, arith::MaxUIOp::create(b, j, lo), last);
+    Value block = toIndex(load(tables, add(mul(seq, width), arith::DivUIOp::create(b, jc, bs))));
+    Value plane = add(mul(add(mul(block, index(groupLayers)), slot), index(2)), index(kv));
+    return add(mul(add(mul(plane, bs), arith::RemUIOp::create(b, jc, bs)), index(kvWidth)),
+               mul(kvh, index(hd)));
+  };
+  Value scale = f32(1.0 / std::sqrt((double)hd));
+  auto keys = scf::ForOp::create(b, firstTile, hi, index(kPrefillKeyTile),
+                                 ValueRange(runs.getAfterArguments()).drop_front());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(keys.getBody());
+    Value kt = keys.getInductionVar();
+    ValueRange st = keys.getRegionIterArgs();
+    // S = Q K^T for keys kt + 8 nb + [0, 8): this lane's B column is key
+    // kt + 8 nb + g; its C columns are keys kt + 8 nb + 2c + {0, 1}.
+    int64_t keyTiles = kPrefillKeyTile / 8;
+    SmallVector<SmallVector<Value>> sTile;
+    for (int64_t nb = 0; nb < keyTiles; ++nb) {
+      Value kWord = add(divu(keyBase(add(kt, add(index(nb * 8), g)), 0), 2),
+                        mul(c, index(hd / 8)));
+      SmallVector<Value> words = loadWords(kWord, hd / 8);
+      SmallVector<Value> acc(4, f32(0));
+      for (int64_t ks = 0; ks < hd / 16; ++ks)
+        acc = mma(qFrag[ks], {words[2 * ks], words[2 * ks + 1]}, acc);
+      // Scale and mask: key j is seen by row r when r is in the run,
+      // j <= p and, on sliding layers, p - W < j.
+      for (int64_t i = 0; i < 4; ++i) {
+        int r = i / 2;
+        Value j = add(kt, add(index(nb * 8 + i % 2), mul(c, index(2))));
+        Value seen = andi(inRun[r], cmp(arith::CmpIPredicate::ule, j, pos[r]));
+        if (window)
+          seen = andi(seen, cmp(arith::CmpIPredicate::ugt, add(j, index(*window)), pos[r]));
+        acc[i] = arith::SelectOp::create(b, seen, mulf(acc[i], scale), minusInf);
+      }
+      sTile.push_back(acc);
+    }
+    // Online softmax per row (a row's columns are spread over 4 lanes).
+    SmallVector<Value> next(st.begin(), st.end());
+    Value from[2], alpha[2];
+    for (int r = 0; r < 2; ++r) {
+      Value m = st[r];
+      for (auto &acc : sTile)
+        m = maxf(m, maxf(acc[2 * r], acc[2 * r + 1]));
+      m = maxf(m, xorShuffle(m, 1));
+      m = maxf(m, xorShuffle(m, 2));
+      // A row that has seen no key yet keeps m = -inf and weighs from 0.
+      Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, minusInf);
+      from[r] = arith::SelectOp::create(b, none, f32(0), m);
+      alpha[r] = math::ExpOp::create(b, subf(st[r], from[r]));
+      next[r] = m;
+      next[2 + r] = mulf(st[2 + r], alpha[r]);
+    }
+    for (auto &acc : sTile)
+      for (int64_t i = 0; i < 4; ++i) {
+        acc[i] = math::ExpOp::create(b, subf(acc[i], from[i / 2]));
+        next[2 + i / 2] = addf(next[2 + i / 2], acc[i]);
+      }
+    for (int64_t i = 0; i < outTiles * 4; ++i)
+      next[4 + i] = mulf(st[4 + i], alpha[(i % 4) / 2]);
+    // O += P V, 16 keys at a time: P's A fragment is two adjacent S tiles;
+    // this lane's B rows are keys 2c + {0, 1} and 2c + 8 + {0, 1}.
+    for (int64_t kk = 0; kk < keyTiles / 2; ++kk) {
+      SmallVector<Value> a = {packF32(sTile[2 * kk][0], sTile[2 * kk][1]),
+                              packF32(sTile[2 * kk][2], sTile[2 * kk][3]),
+                              packF32(sTile[2 * kk + 1][0], sTile[2 * kk + 1][1]),
+                              packF32(sTile[2 * kk + 1][2], sTile[2 * kk + 1][3])};
+      Value j0 = add(kt, add(index(kk * 16), mul(c, index(2))));
+      SmallVector<Value> v[4];
+      int64_t step[4] = {0, 1, 8, 9};
+      for (int i = 0; i < 4; ++i)
+        v[i] = loadWords(add(divu(keyBase(add(j0, index(step[i])), 1), 2),
+                             mul(g, index(hd / 16))),
+                         hd / 16);
+      for (int64_t fb = 0; fb < outTiles; ++fb) {
+        int64_t w = fb / 2;
+        auto halves = [&](Value lo, Value hi) {
+          return fb % 2 == 0 ? lowHalves(lo, hi) : highHalves(lo, hi);
+        };
+        SmallVector<Value> bReg = {halves(v[0][w], v[1][w]), halves(v[2][w], v[3][w])};
+        SmallVector<Value> o(next.begin() + 4 + fb * 4, next.begin() + 8 + fb * 4);
+        o = mma(a, bReg, o);
+        std::copy(o.begin(), o.end(), next.begin() + 4 + fb * 4);
+      }
+    }
+    scf::YieldOp::create(b, next);
+  }
+  SmallVector<Value> yielded = {runEnd};
+  yielded.append(keys.getResults().begin(), keys.getResults().end());
+  scf::YieldOp::create(b, yielded);
+  }
+
+  // out = O / l, l summed over the row's 4 lanes.
+  ValueRange result = runs.getResults().drop_front();
+  for (int r = 0; r < 2; ++r) {
+    Value l = result[2 + r];
+    l = addf(l, xorShuffle(l, 1));
+    l = addf(l, xorShuffle(l, 2));
+    ifThen(valid[r], [&] {
+      Value rowBase = add(mul(token[r], index(heads * hd)), mul(h, index(hd)));
+      // Column 2c + j of feature tile fb is feature (2c + j) hd/8 + fb.
+      for (int64_t fb = 0; fb < outTiles; ++fb)
+        for (int64_t j = 0; j < 2; ++j)
+          store(arith::DivFOp::create(b, result[4 + fb * 4 + r * 2 + j], l), out,
+                add(rowBase, add(mul(add(mul(c, index(2)), index(j)), index(hd / 8)),
+                                 index(fb))));
+    });
+  }
+  endKernel();
+  return name;
+}
+
+} // namespace mlir::cohere2c::attn_to_gpu

@@ -1,0 +1,392 @@
+//===- KernelGenerator.h - the kernels and plan of convert-attn-to-gpu -*- C++ -*-===//
+//
+// The generator behind convert-attn-to-gpu (AttnToGPU.h): it writes one
+// gpu.func per specialized kernel into a gpu.module and records the step as
+// a LaunchPlan. Kernels take flat pointers (bare-pointer memrefs of a
+// static, nominal size) and compute in f32 whatever the storage type.
+// Formulas: DESIGN.md, "The model, exactly", as in the host lowering
+// (AttnToHost.cpp). The kernels are defined by family: RowKernels.cpp
+// (embedding, norms, quantization, SwiGLU, residuals, row gathers),
+// AttentionKernels.cpp (KV append, decode and prefill attention); the plan
+// in AttnToGPU.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COHERE2C_CONVERSION_ATTNTOGPU_KERNELGENERATOR_H
+#define COHERE2C_CONVERSION_ATTNTOGPU_KERNELGENERATOR_H
+
+#include "Artifact/LaunchPlan.h"
+#include "cohere2c/Dialect/Attn/IR/Attn.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace mlir::cohere2c::attn_to_gpu {
+
+using ::cohere2c::DType;
+using ::cohere2c::kPrefillKeyTile;
+using ::cohere2c::kPrefillTileTokens;
+using ::cohere2c::LaunchPlan;
+using ::cohere2c::PlanArg;
+using ::cohere2c::PlanBuffer;
+using ::cohere2c::PlanStep;
+
+/// The nominal size of a flat kernel argument: bare-pointer kernel
+/// arguments need a static shape; only the pointer is passed.
+inline constexpr int64_t kFlat = int64_t(1) << 40;
+inline constexpr int64_t kChunkThreads = 256;  // elementwise kernels: threads per chunk
+inline constexpr int64_t kReduceScratch = 32;  // block reductions: a float per warp
+inline constexpr int64_t kAttentionWarps = 16; // attention: warps per (token, head)
+inline constexpr int64_t kKeysInFlight = 4;    // attention: keys a warp loads at once
+inline constexpr int64_t kAttentionSplits = 4; // attention: blocks per (token, head)
+inline constexpr int64_t kWarp = 32;
+
+inline DType dtypeOf(Type t) {
+  if (isa<Float8E4M3FNType>(t))
+    return DType::F8E4M3;
+  if (t.isBF16())
+    return DType::BF16;
+  if (t.isF16())
+    return DType::F16;
+  return DType::F32;
+}
+
+inline std::string sanitize(std::string s) {
+  for (char &c : s)
+    if (!isalnum((unsigned char)c))
+      c = '_';
+  return s;
+}
+
+inline PlanArg buffer(const std::string &name) {
+  return {PlanArg::Kind::Buffer, name, 0};
+}
+inline PlanArg weightArg(StringRef name) {
+  return {PlanArg::Kind::Weight, name.str(), 0};
+}
+inline PlanArg input(const std::string &name) {
+  return {PlanArg::Kind::Input, name, 0};
+}
+inline PlanArg param(const std::string &name) {
+  return {PlanArg::Kind::Param, name, 0};
+}
+inline PlanArg constant(int64_t v) { return {PlanArg::Kind::Int, "", v}; }
+
+/// Threads of a kernel holding a row of `width` values in registers: a power
+/// of two in [32, 1024], at most 8 pairs per thread below 16384 values.
+inline int64_t rowThreads(int64_t width) {
+  int64_t threads = kWarp;
+  while (threads < 1024 && threads * 16 < width)
+    threads *= 2;
+  return threads;
+}
+
+/// "_<what>stride<stride>" in a kernel's name where a row stride is not the
+/// row's own width (a view into a merged GEMM's output).
+inline std::string strideSuffix(const std::string &what, int64_t stride, int64_t width) {
+  return stride == width ? "" : "_" + what + "stride" + std::to_string(stride);
+}
+
+/// Blocks of kChunkThreads covering `width` elements.
+inline int64_t chunksOf(int64_t width) { return (width + kChunkThreads - 1) / kChunkThreads; }
+
+/// Generates kernels into one gpu.module and records the launch plan.
+class KernelGenerator {
+public:
+  KernelGenerator(ModuleOp module, gpu::GPUModuleOp kernels)
+      : module(module), kernels(kernels),
+        b(module.getLoc(), module.getContext()) {}
+
+  LogicalResult run(func::FuncOp step);
+  LaunchPlan plan;
+
+private:
+  // --- arithmetic helpers (f32 compute, E storage) --------------------------
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value f32(double v) { return arith::ConstantOp::create(b, b.getF32FloatAttr(v)); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value addf(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
+  Value mulf(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
+  Value subf(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
+  Value toIndex(Value v) {
+    return arith::IndexCastOp::create(b, b.getIndexType(), v);
+  }
+  /// Loads element i of a flat memref as f32 (or as is for integers).
+  Value load(Value mem, Value i) {
+    Value v = memref::LoadOp::create(b, mem, ValueRange{i});
+    if (isa<FloatType>(v.getType()) && !v.getType().isF32())
+      v = arith::ExtFOp::create(b, b.getF32Type(), v);
+    return v;
+  }
+  /// Stores an f32 value into a flat memref of any float type.
+  void store(Value v, Value mem, Value i) {
+    Type e = cast<MemRefType>(mem.getType()).getElementType();
+    if (e != v.getType())
+      v = arith::TruncFOp::create(b, e, v);
+    memref::StoreOp::create(b, v, mem, ValueRange{i});
+  }
+  void forLoop(Value lb, Value ub, Value step, function_ref<void(Value)> body) {
+    auto loop = scf::ForOp::create(b, lb, ub, step);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    body(loop.getInductionVar());
+  }
+  /// for i = threadIdx.x; i < n; i += blockDim.x
+  void forThreads(int64_t n, function_ref<void(Value)> body) {
+    forLoop(threadId, index(n), index(blockThreads), body);
+  }
+  /// silu(g) = g / (1 + exp(-g)), in f32.
+  Value silu(Value g) {
+    return arith::DivFOp::create(
+        b, g, addf(f32(1), math::ExpOp::create(b, arith::NegFOp::create(b, g))));
+  }
+  /// Runs `body` only on threads where `cond` holds.
+  void ifThen(Value cond, function_ref<void()> body) {
+    auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(op.thenBlock()->getTerminator());
+    body();
+  }
+  /// Sum of `v` over the block's threads.
+  Value blockSum(Value v) {
+    return blockReduce(v, [&](Value x, Value y) { return addf(x, y); });
+  }
+  /// Maximum of `v` over the block's threads.
+  Value blockMax(Value v) {
+    return blockReduce(v, [&](Value x, Value y) {
+      return arith::MaximumFOp::create(b, x, y);
+    });
+  }
+  /// `combine` of `v` over the block's threads: butterfly shuffles within
+  /// each warp, then every thread combines the warps' results from shared
+  /// memory (kReduceScratch floats).
+  Value blockReduce(Value v, function_ref<Value(Value, Value)> combine) {
+    for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
+      v = combine(v, gpu::ShuffleOp::create(b, v, offset, kWarp, gpu::ShuffleMode::XOR)
+                         .getShuffleResult());
+    int64_t warps = blockThreads / kWarp;
+    if (warps == 1)
+      return v;
+    Value warp = arith::DivUIOp::create(b, threadId, index(kWarp));
+    Value lane = arith::RemUIOp::create(b, threadId, index(kWarp));
+    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, index(0)),
+           [&] { memref::StoreOp::create(b, v, scratch, ValueRange{warp}); });
+    gpu::BarrierOp::create(b);
+    Value result = memref::LoadOp::create(b, scratch, ValueRange{index(0)});
+    for (int64_t w = 1; w < warps; ++w)
+      result = combine(result, memref::LoadOp::create(b, scratch, ValueRange{index(w)}));
+    gpu::BarrierOp::create(b); // scratch is reused by the next reduction
+    return result;
+  }
+
+  /// One pair (x[2 pair], x[2 pair + 1]) of a row held in registers. Where
+  /// `valid` is set (a partial last round), invalid pairs hold zeros.
+  struct RowPair {
+    Value pair, valid, x0, x1;
+  };
+  /// Loads a row of `width` (even) values into registers: thread x holds
+  /// pairs x, x + blockDim, ...; all loads are issued before any use, so a
+  /// row costs one memory latency, not one per element.
+  SmallVector<RowPair> loadRow(int64_t width, function_ref<Value(Value)> valueAt) {
+    SmallVector<RowPair> row;
+    int64_t pairs = width / 2;
+    for (int64_t first = 0; first < pairs; first += blockThreads) {
+      RowPair p;
+      p.pair = add(threadId, index(first));
+      if (first + blockThreads > pairs) {
+        p.valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, p.pair, index(pairs));
+        p.pair = arith::SelectOp::create(b, p.valid, p.pair, index(0));
+      }
+      Value even = mul(p.pair, index(2));
+      p.x0 = valueAt(even);
+      p.x1 = valueAt(add(even, index(1)));
+      row.push_back(p);
+    }
+    return mapRow(row, [](Value x, Value) { return x; });
+  }
+  /// fn(x, d) of every element d of a row (zeros where invalid).
+  SmallVector<RowPair> mapRow(ArrayRef<RowPair> row, function_ref<Value(Value, Value)> fn) {
+    SmallVector<RowPair> out;
+    for (RowPair p : row) {
+      Value even = mul(p.pair, index(2));
+      p.x0 = fn(p.x0, even);
+      p.x1 = fn(p.x1, add(even, index(1)));
+      if (p.valid) {
+        p.x0 = arith::SelectOp::create(b, p.valid, p.x0, f32(0));
+        p.x1 = arith::SelectOp::create(b, p.valid, p.x1, f32(0));
+      }
+      out.push_back(p);
+    }
+    return out;
+  }
+  /// `combine` over the elements of a row held in registers, then the block.
+  Value reduceRow(ArrayRef<RowPair> row, function_ref<Value(Value, Value)> combine) {
+    Value v = combine(row[0].x0, row[0].x1);
+    for (const RowPair &p : row.drop_front())
+      v = combine(v, combine(p.x0, p.x1));
+    return blockReduce(v, combine);
+  }
+  /// Runs `body` for each valid pair of a row.
+  void forEachPair(ArrayRef<RowPair> row, function_ref<void(const RowPair &)> body) {
+    for (const RowPair &p : row) {
+      if (p.valid)
+        ifThen(p.valid, [&] { body(p); });
+      else
+        body(p);
+    }
+  }
+  /// Stores a row held in registers at out[rowBase + d].
+  void storeRow(ArrayRef<RowPair> row, Value out, Value rowBase) {
+    forEachPair(row, [&](const RowPair &p) {
+      Value even = add(rowBase, mul(p.pair, index(2)));
+      store(p.x0, out, even);
+      store(p.x1, out, add(even, index(1)));
+    });
+  }
+  /// The element of a 2-D launch over (row, chunk of blockDim elements):
+  /// runs `body` with d = blockIdx.y * blockDim + threadIdx.x where d < width.
+  void forChunkElement(int64_t width, function_ref<void(Value)> body) {
+    Value d = add(mul(gpu::BlockIdOp::create(b, gpu::Dimension::y), index(blockThreads)),
+                  threadId);
+    if (width % blockThreads == 0)
+      return body(d);
+    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, d, index(width)),
+           [&] { body(d); });
+  }
+  /// Quantizes row t (held in registers) to FP8 rowwise:
+  /// scale = max(amax / 448, 1 / (448 * 512)); each pair (x[2j], x[2j+1])
+  /// becomes one i16 of two e4m3 bytes through cvt.rn.satfinite.e4m3x2.f32.
+  /// The quotient x / scale is formed in f64, as the reference does, so that
+  /// exact halfway cases round to even as there.
+  void emitRowQuantize(Value t, int64_t width, ArrayRef<RowPair> row, Value pairs,
+                       Value scales) {
+    Type f64 = b.getF64Type();
+    auto wide = [&](Value v) { return arith::ExtFOp::create(b, f64, v); };
+    auto f64c = [&](double v) { return arith::ConstantOp::create(b, b.getF64FloatAttr(v)); };
+    Value amax = reduceRow(mapRow(row, [&](Value x, Value) { return math::AbsFOp::create(b, x); }),
+                           [&](Value x, Value y) { return arith::MaximumFOp::create(b, x, y); });
+    Value scale = arith::MaximumFOp::create(b, arith::DivFOp::create(b, wide(amax), f64c(448)),
+                                            f64c(1.0 / (448.0 * 512.0)));
+    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, threadId, index(0));
+    ifThen(first, [&] {
+      memref::StoreOp::create(b, arith::TruncFOp::create(b, b.getF32Type(), scale),
+                              scales, ValueRange{t});
+    });
+    auto quotient = [&](Value x) {
+      return arith::TruncFOp::create(b, b.getF32Type(), arith::DivFOp::create(b, wide(x), scale));
+    };
+    forEachPair(row, [&](const RowPair &p) {
+      // The first operand lands in the upper byte (MLIR-NOTES): pass
+      // (x[2j+1], x[2j]) to store the bytes in order.
+      Value packed = NVVM::ConvertF32x2ToF8x2Op::create(
+          b, b.getI16Type(), quotient(p.x1), quotient(p.x0), NVVM::FPRoundingMode::RN,
+          NVVM::SaturationMode::SATFINITE, false, Float8E4M3FNType::get(b.getContext()));
+      memref::StoreOp::create(b, packed, pairs,
+                              ValueRange{add(mul(t, index(width / 2)), p.pair)});
+    });
+  }
+  /// v rounded to `type` (as an unfused op storing it would), as f32.
+  Value roundTo(Value v, Type type) {
+    if (type.isF32())
+      return v;
+    Value narrow = arith::TruncFOp::create(b, type, v);
+    return arith::ExtFOp::create(b, b.getF32Type(), narrow);
+  }
+
+  // --- kernels ---------------------------------------------------------------
+  MemRefType flat(Type element) { return MemRefType::get({kFlat}, element); }
+  /// Starts kernel `name` (returns false if it exists: generate nothing).
+  /// `scratchFloats` > 0 gives the kernel that many f32 of shared memory.
+  bool beginKernel(const std::string &name, ArrayRef<Type> args, int64_t threads,
+                   int64_t scratchFloats);
+  void endKernel();
+
+  std::string embeddingKernel(Type table, Type result, int64_t hidden);
+  std::string layerNormKernel(Type input, Type e, int64_t hidden, double eps);
+  // Kernels reading projections take their row strides: a projection can be
+  // a column range of a merged GEMM's output.
+  std::string kvAppendKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
+                             int64_t kStride, int64_t vStride);
+  // generatedOnly: the kernel takes the step's "generated_rows" as its last
+  // argument and computes those tokens only, block row i for token
+  // generated_rows[i] (partial results compact: a row per generated token).
+  std::string attentionKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
+                              int64_t qStride, bool generatedOnly);
+  std::string attentionMergeKernel(Type e, int64_t heads, int64_t hd, bool generatedOnly);
+  /// The token of block row `row`: generated_rows[row] (the kernel's last
+  /// argument) with generatedOnly, else row itself.
+  Value tokenOfRow(bool generatedOnly, Value row);
+  std::string prefillAttentionKernel(attn::AttentionOp op, int64_t layersInGroup,
+                                     int64_t qStride);
+  std::string swigluKernel(Type e, int64_t width, int64_t gateStride, int64_t upStride);
+  std::string residualKernel(TypeRange inputs, Type result, int64_t width);
+  std::string gatherRowsKernel(Type e, int64_t width);
+  std::string quantizeKernel(Type input, int64_t width);
+  std::string layerNormQuantKernel(Type input, Type normType, int64_t hidden, double eps);
+  std::string swigluQuantKernel(Type e, int64_t width, int64_t gateStride,
+                                int64_t upStride);
+  SmallVector<RowPair> emitLayerNorm(Value in, Value w, Value rowBase, int64_t hidden,
+                                     double eps);
+
+  // --- plan ------------------------------------------------------------------
+  /// A buffer of `width` elements per row, from the free list of its shape.
+  std::string allocate(int64_t width, DType dtype, const std::string &rows = "tokens");
+  /// The buffer holding `v`, allocated for it.
+  PlanArg bufferFor(Value v);
+  /// The row stride (elements) of the buffer a view is in.
+  int64_t strideOf(const PlanArg &view) const;
+  /// Ends a value's use of its buffer: a buffer is free once no view of it
+  /// is live.
+  void release(Value v);
+  void kernelStep(const std::string &kernel, std::string gridX, int64_t gridY,
+                  int64_t block, std::vector<PlanArg> args) {
+    PlanStep s;
+    s.kernel = kernel;
+    s.gridXParam = std::move(gridX);
+    s.gridY = gridY;
+    s.blockX = block;
+    s.args = std::move(args);
+    plan.steps.push_back(std::move(s));
+  }
+  void gemmStep(PlanArg a, PlanArg c, StringRef weight, std::string m, int64_t n,
+                int64_t k, double alpha) {
+    PlanStep s;
+    s.kind = PlanStep::Kind::Gemm;
+    s.args = {std::move(a), std::move(c)};
+    s.weight = weight.str();
+    s.mParam = std::move(m);
+    s.n = n;
+    s.k = k;
+    s.alpha = alpha;
+    plan.steps.push_back(std::move(s));
+  }
+
+  ModuleOp module;
+  gpu::GPUModuleOp kernels;
+  ImplicitLocOpBuilder b;
+  std::map<std::string, bool> generated;
+  // The kernel being generated.
+  gpu::GPUFuncOp kernel;
+  Value threadId, scratch;
+  int64_t blockThreads = 0;
+  // Buffer allocation: value -> its view of a buffer, live views per
+  // buffer, and free buffers per (width, dtype).
+  DenseMap<Value, PlanArg> buffers;
+  std::map<std::string, int> liveViews;
+  std::map<std::tuple<int64_t, int, std::string>, std::vector<std::string>> freeBuffers;
+};
+
+} // namespace mlir::cohere2c::attn_to_gpu
+
+#endif // COHERE2C_CONVERSION_ATTNTOGPU_KERNELGENERATOR_H
