@@ -2,11 +2,26 @@
 
 #include "Executor.h"
 
+#include <algorithm>
+#include <climits>
 #include <string>
 
 namespace cohere2c {
 
-Status StepInput::check() const {
+StepLimits StepLimits::of(const Manifest &manifest, int64_t blockSize,
+                          std::array<int64_t, kNumKVGroups> numBlocks) {
+  StepLimits limits;
+  limits.vocab = manifest.config.vocabSize;
+  limits.blockSize = blockSize;
+  limits.numBlocks = numBlocks;
+  for (int g = 0; g < kNumKVGroups && g < (int)manifest.kvGroups.size(); ++g) {
+    limits.used[g] = !manifest.kvGroups[g].layers.empty();
+    limits.window[g] = manifest.kvGroups[g].window;
+  }
+  return limits;
+}
+
+Status StepInput::check(const StepLimits &limits) const {
   size_t tokens = ids.size();
   auto bad = [](const std::string &what) {
     return Status::error("step input: " + what);
@@ -16,6 +31,12 @@ Status StepInput::check() const {
                " positions, " + std::to_string(seqRows.size()) + " sequence rows and " +
                std::to_string(generated.size()) + " generated flags");
   for (size_t t = 0; t < tokens; ++t) {
+    if (ids[t] < 0 || ids[t] >= limits.vocab)
+      return bad("token " + std::to_string(t) + " has id " + std::to_string(ids[t]) +
+                 " outside the vocabulary of " + std::to_string(limits.vocab));
+    if (positions[t] < 0)
+      return bad("token " + std::to_string(t) + " has position " +
+                 std::to_string(positions[t]));
     if (generated[t] != 0 && generated[t] != 1)
       return bad("generated flag of token " + std::to_string(t) + " is " +
                  std::to_string(generated[t]) + " (0 or 1)");
@@ -34,6 +55,30 @@ Status StepInput::check() const {
                  std::to_string(tables[g].size()) + " entries for " +
                  std::to_string(numSeqs) + " sequences of width " +
                  std::to_string(tableWidth[g]));
+  // Per sequence and group: the blocks [first, last] its tokens can see.
+  for (int g = 0; g < kNumKVGroups; ++g) {
+    if (!limits.used[g] || tokens == 0)
+      continue;
+    std::vector<int64_t> first(numSeqs, INT64_MAX), last(numSeqs, -1);
+    for (size_t t = 0; t < tokens; ++t) {
+      int64_t p = positions[t], from = limits.window[g] ? p - limits.window[g] + 1 : 0;
+      first[seqRows[t]] = std::min(first[seqRows[t]], std::max<int64_t>(from, 0) / limits.blockSize);
+      last[seqRows[t]] = std::max(last[seqRows[t]], p / limits.blockSize);
+    }
+    for (int64_t s = 0; s < numSeqs; ++s) {
+      if (last[s] >= tableWidth[g])
+        return bad("sequence row " + std::to_string(s) + " sees block " + std::to_string(last[s]) +
+                   " of group " + std::to_string(g) + ", past its table width " +
+                   std::to_string(tableWidth[g]));
+      for (int64_t k = first[s]; k <= last[s]; ++k) {
+        int32_t block = tables[g][s * tableWidth[g] + k];
+        if (block < 0 || block >= limits.numBlocks[g])
+          return bad("sequence row " + std::to_string(s) + " sees block " + std::to_string(k) +
+                     " of group " + std::to_string(g) + ", whose id " + std::to_string(block) +
+                     " is outside [0, " + std::to_string(limits.numBlocks[g]) + ")");
+      }
+    }
+  }
   return Status::success();
 }
 

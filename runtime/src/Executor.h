@@ -19,6 +19,18 @@
 
 namespace cohere2c {
 
+/// What a step may address: token ids below the vocabulary, and per KV
+/// group (KVGroupIndex) whether it has layers, its window (0: unbounded) and
+/// its pool's blocks.
+struct StepLimits {
+  int64_t vocab = 0, blockSize = 1;
+  std::array<bool, kNumKVGroups> used = {false, false};
+  std::array<int64_t, kNumKVGroups> window = {0, 0}, numBlocks = {0, 0};
+
+  static StepLimits of(const Manifest &manifest, int64_t blockSize,
+                       std::array<int64_t, kNumKVGroups> numBlocks);
+};
+
 struct StepInput {
   /// [T]: token id, its position in its sequence, and its sequence's row in
   /// the block tables.
@@ -36,11 +48,16 @@ struct StepInput {
   /// [R]: indices into the step's tokens whose logits are wanted.
   std::vector<int32_t> logitRows;
 
-  /// Errors name what is inconsistent: per-token arrays of different
-  /// lengths, a generated flag other than 0 or 1, a sequence row outside
+  /// That the step only addresses what exists (the kernels index with it
+  /// unchecked). Errors name what is inconsistent: per-token arrays of
+  /// different lengths, a token id outside the vocabulary, a negative
+  /// position, a generated flag other than 0 or 1, a sequence row outside
   /// [0, numSeqs), a logits row outside the tokens, block tables not
-  /// [numSeqs, tableWidth].
-  Status check() const;
+  /// [numSeqs, tableWidth], and, for each sequence and KV group with layers,
+  /// a block its tokens can see (from the first key of the earliest one's
+  /// window to the latest one's position) past the table width or outside
+  /// [0, numBlocks).
+  Status check(const StepLimits &limits) const;
   /// The indices of the generated tokens, in order.
   std::vector<int32_t> generatedRows() const;
 };

@@ -49,6 +49,7 @@ CudaExecutor::create(const LoadedArtifact &artifact, const WeightBuffer &weights
   e->api_ = std::move(*api);
   e->manifest_ = &m;
   e->blockSize_ = blockSize;
+  e->limits_ = StepLimits::of(m, blockSize, numBlocks);
   StatusOr<Precision> precision = Precision::forTarget(m.precision, m.target);
   if (!precision.ok())
     return precision.status();
@@ -230,7 +231,7 @@ void CudaExecutor::destroyGraphs() {
 }
 
 Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
-  if (Status s = in.check(); !s.ok())
+  if (Status s = in.check(limits_); !s.ok())
     return s;
   const Manifest &m = *manifest_;
   int64_t tokens = in.ids.size(), rows = in.logitRows.size();

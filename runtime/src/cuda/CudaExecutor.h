@@ -68,6 +68,7 @@ private:
   std::array<DeviceArray, kNumKVGroups> pools_;
   std::array<int64_t, kNumKVGroups> bytesPerBlock_ = {0, 0};
   int64_t blockSize_ = 0;
+  StepLimits limits_;
   DType dtype_ = DType::BF16;
   // Step inputs and the plan's buffers, by name.
   std::map<std::string, DeviceArray> inputs_, buffers_;

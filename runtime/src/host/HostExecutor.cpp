@@ -53,6 +53,7 @@ HostExecutor::create(const LoadedArtifact &artifact, const WeightBuffer &weights
   executor->step_ = *step;
   executor->weights_ = &weights;
   executor->blockSize_ = blockSize;
+  executor->limits_ = StepLimits::of(m, blockSize, numBlocks);
   executor->vocab_ = m.config.vocabSize;
   for (int g = 0; g < kNumKVGroups; ++g) {
     // The host target computes in f32 (its lowering refuses any other
@@ -87,7 +88,7 @@ std::array<int64_t, kNumKVGroups> HostExecutor::bytesPerBlock() const {
 }
 
 Status HostExecutor::run(const StepInput &in, std::vector<float> &logits) {
-  if (Status s = in.check(); !s.ok())
+  if (Status s = in.check(limits_); !s.ok())
     return s;
   int64_t tokens = in.ids.size(), rows = in.logitRows.size();
   logits.assign(rows * vocab_, 0.0f);

@@ -35,6 +35,7 @@ private:
   void *step_ = nullptr;
   const WeightBuffer *weights_ = nullptr;
   int64_t blockSize_ = 0, vocab_ = 0;
+  StepLimits limits_;
   std::array<int64_t, kNumKVGroups> bytesPerBlock_ = {0, 0};
   std::array<std::vector<float>, kNumKVGroups> pools_;
 };
