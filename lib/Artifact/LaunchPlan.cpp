@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+
 namespace cohere2c {
 
 using nlohmann::json;
@@ -195,7 +197,7 @@ Status LaunchPlan::check(const WeightLayout &weights, const std::string &source)
       auto it = named.find(a.name);
       if (it == named.end())
         return bad("argument names no buffer: " + a.name);
-      if (a.column + a.width > it->second->width)
+      if (a.column > it->second->width || a.width > it->second->width - a.column)
         return bad("view [" + std::to_string(a.column) + ", " +
                    std::to_string(a.column + a.width) + ") of buffer " + a.name + " of width " +
                    std::to_string(it->second->width));
@@ -224,12 +226,35 @@ Status LaunchPlan::check(const WeightLayout &weights, const std::string &source)
                    " and block_x " + std::to_string(s.blockX));
       continue;
     }
+    // Operands: a [m, k] and c [m, n], whole buffers of those widths whose
+    // rows are m's (a buffer of every token's rows holds any m: each m is at
+    // most the step's tokens), or the logits input for c; FP8: a's per-token
+    // scales, a buffer of one value per row.
+    auto operand = [&](const PlanArg &a, int64_t width, const char *what) -> Status {
+      auto it = named.find(a.name);
+      bool ok = a.kind == PlanArg::Kind::Buffer && it != named.end() && a.column == 0 &&
+                (a.width == 0 || a.width == it->second->width) &&
+                it->second->width == width &&
+                (it->second->rowsParam == "tokens" || it->second->rowsParam == s.mParam);
+      return ok ? Status::success()
+                : bad("the GEMM of " + s.weight + ": its " + what +
+                      " must be a whole buffer of " + std::to_string(width) +
+                      " values per row and " + s.mParam + " rows, given " + a.name);
+    };
+    if (Status status = operand(s.args[0], s.k, "input a"); !status.ok())
+      return status;
+    if (!(s.args[1].kind == PlanArg::Kind::Input && s.args[1].name == "logits"))
+      if (Status status = operand(s.args[1], s.n, "output c"); !status.ok())
+        return status;
+    if (s.args.size() > 2)
+      if (Status status = operand(s.args[2], 1, "input scales"); !status.ok())
+        return status;
     // A merged GEMM's weight spans the entries after the one it names.
     const WeightEntry *w = weights.find(s.weight);
     const WeightEntry *scales = s.weightScale.empty() ? nullptr : weights.find(s.weightScale);
     if (!w || (!s.weightScale.empty() && !scales))
       return bad("GEMM names no weight: " + (w ? s.weightScale : s.weight));
-    if (s.n <= 0 || s.k <= 0 ||
+    if (s.n <= 0 || s.k <= 0 || s.n > INT32_MAX || s.k > INT32_MAX ||
         w->offset + (uint64_t)s.n * s.k * dtypeSize(w->dtype) > weights.totalBytes ||
         (scales && scales->offset + (uint64_t)s.n * 4 > weights.totalBytes))
       return bad("the GEMM of " + s.weight + " (" + std::to_string(s.n) + " x " +

@@ -133,7 +133,8 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
   const std::string embedding = "model.embed_tokens.weight";
   auto plan = [&](const std::string &steps) {
     StatusOr<LaunchPlan> p = LaunchPlan::parse(
-        R"({"buffers":[{"name":"b0","width":8,"dtype":"F32","rows":"tokens"}],"steps":[)" +
+        R"({"buffers":[{"name":"b0","width":8,"dtype":"F32","rows":"tokens"},)"
+        R"({"name":"h","width":128,"dtype":"F32","rows":"rows"}],"steps":[)" +
             steps + "]}",
         "x.so");
     EXPECT_TRUE(p.ok()) << p.status().message();
@@ -164,16 +165,17 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
   EXPECT_EQ(plan(kernel("", 0)), "x.so: launch plan: kernel k launched with grid_y 0 and block_x 32");
   EXPECT_EQ(plan(kernel("", 1, 2048)),
             "x.so: launch plan: kernel k launched with grid_y 1 and block_x 2048");
-  std::string gemm = R"({"kind":"gemm","weight":")" + embedding +
-                     R"(","weight_scale":"","m":"rows","n":N,"k":128,"alpha":1.0,"args":[)" +
-                     arg("buffer", "b0") + "," + arg("input", "logits") + "]}";
-  auto withN = [&](int64_t n) {
-    std::string g = gemm;
-    g.replace(g.find("N"), 1, std::to_string(n));
-    return g;
+  auto gemm = [&](int64_t n, const std::string &a) {
+    return R"({"kind":"gemm","weight":")" + embedding +
+           R"(","weight_scale":"","m":"rows","n":)" + std::to_string(n) +
+           R"(,"k":128,"alpha":1.0,"args":[)" + arg("buffer", a) + "," +
+           arg("input", "logits") + "]}";
   };
-  EXPECT_EQ(plan(withN(m.config.vocabSize)), "ok");
-  EXPECT_NE(plan(withN(1 << 30)).find("reaches past the weights"), std::string::npos);
+  EXPECT_EQ(plan(gemm(m.config.vocabSize, "h")), "ok");
+  EXPECT_NE(plan(gemm(1 << 30, "h")).find("reaches past the weights"), std::string::npos);
+  EXPECT_EQ(plan(gemm(m.config.vocabSize, "b0")),
+            "x.so: launch plan: the GEMM of model.embed_tokens.weight: its input a must be a "
+            "whole buffer of 128 values per row and rows rows, given b0");
 }
 
 // The step parameters: decode_tokens counts a step's tokens when it has a
