@@ -11,8 +11,8 @@
 namespace mlir::cohere2c::attn_to_gpu {
 
 // Writes K (rotated on RoPE layers) and V of each token into its block of
-// the paged cache. A block per (token, chunk of feature pairs).
-// Pool layout: [blocks][layers of the group][K, V][block size][KV heads][hd].
+// the paged cache (layout: kvRowOffset). A block per (token, chunk of
+// feature pairs).
 std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
                                             int64_t groupLayers, int64_t kStride,
                                             int64_t vStride) {
@@ -37,14 +37,11 @@ std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value p32 = memref::LoadOp::create(b, positions, ValueRange{t});
   Value p = toIndex(p32), s = toIndex(load(seqs, t));
-  Value block = toIndex(load(tables, add(mul(s, width), arith::DivUIOp::create(b, p, bs))));
+  Value block = tableBlock(tables, s, width, p, bs);
   Value inBlock = arith::RemUIOp::create(b, p, bs);
   int64_t kvWidth = kvHeads * hd;
-  auto base = [&](int64_t kv) {
-    Value plane = add(mul(add(mul(block, index(groupLayers)), slot), index(2)), index(kv));
-    return mul(add(mul(plane, bs), inBlock), index(kvWidth));
-  };
-  Value kBase = base(0), vBase = base(1);
+  Value kBase = kvRowOffset(block, inBlock, slot, bs, groupLayers, kvWidth, 0);
+  Value vBase = kvRowOffset(block, inBlock, slot, bs, groupLayers, kvWidth, 1);
   Value kRow = mul(t, index(kStride)), vRow = mul(t, index(vStride));
   double theta = rope ? rope.getTheta().convertToDouble() : 0;
   // Pair i is (x[2m], x[2m+1]) of head i / (hd/2), m = i % (hd/2).
@@ -194,12 +191,12 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
       Value ju = add(j0, index(u));
       valid.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, ju, hi));
       Value j = arith::MinUIOp::create(b, ju, last);
-      Value block = toIndex(load(tables, add(mul(s, width), arith::DivUIOp::create(b, j, bs))));
+      Value block = tableBlock(tables, s, width, j, bs);
       Value inBlock = arith::RemUIOp::create(b, j, bs);
-      Value plane = mul(add(mul(block, index(groupLayers)), slot), index(2));
-      Value kBase = add(mul(add(mul(plane, bs), inBlock), index(kvWidth)), headOffset);
-      Value vBase = add(mul(add(mul(add(plane, index(1)), bs), inBlock), index(kvWidth)),
-                        headOffset);
+      Value kBase =
+          add(kvRowOffset(block, inBlock, slot, bs, groupLayers, kvWidth, 0), headOffset);
+      Value vBase =
+          add(kvRowOffset(block, inBlock, slot, bs, groupLayers, kvWidth, 1), headOffset);
       Value dot = f32(0);
       for (int64_t i = 0; i < perLane; ++i)
         dot = addf(dot, mulf(qv[i], load(pool, add(kBase, index(i)))));
@@ -525,9 +522,9 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
   // (keys outside [lo, hi), never seen, read an in-range key).
   auto keyBase = [&](Value j, int64_t kv) {
     Value jc = arith::MinUIOp::create(b, arith::MaxUIOp::create(b, j, lo), last);
-    Value block = toIndex(load(tables, add(mul(seq, width), arith::DivUIOp::create(b, jc, bs))));
-    Value plane = add(mul(add(mul(block, index(groupLayers)), slot), index(2)), index(kv));
-    return add(mul(add(mul(plane, bs), arith::RemUIOp::create(b, jc, bs)), index(kvWidth)),
+    Value block = tableBlock(tables, seq, width, jc, bs);
+    return add(kvRowOffset(block, arith::RemUIOp::create(b, jc, bs), slot, bs, groupLayers,
+                           kvWidth, kv),
                mul(kvh, index(hd)));
   };
   Value scale = f32(1.0 / std::sqrt((double)hd));

@@ -303,6 +303,21 @@ private:
     Value narrow = arith::TruncFOp::create(b, type, v);
     return arith::ExtFOp::create(b, b.getF32Type(), narrow);
   }
+  /// The pool block holding position j of the sequence at block-table row
+  /// `seq`: tables[seq * width + j / blockSize].
+  Value tableBlock(Value tables, Value seq, Value width, Value j, Value blockSize) {
+    return toIndex(
+        load(tables, add(mul(seq, width), arith::DivUIOp::create(b, j, blockSize))));
+  }
+  /// The element offset in a KV group's pool of the K (kv = 0) or V (kv = 1)
+  /// row of slot `inBlock` of `block`, for the group's layer `slot` of
+  /// `groupLayers`. Pool layout: [blocks][layers of the group][K, V][block
+  /// size][KV heads][hd]; kvWidth = KV heads x hd.
+  Value kvRowOffset(Value block, Value inBlock, Value slot, Value blockSize,
+                    int64_t groupLayers, int64_t kvWidth, int64_t kv) {
+    Value plane = add(mul(add(mul(block, index(groupLayers)), slot), index(2)), index(kv));
+    return mul(add(mul(plane, blockSize), inBlock), index(kvWidth));
+  }
 
   // --- kernels ---------------------------------------------------------------
   MemRefType flat(Type element) { return MemRefType::get({kFlat}, element); }
