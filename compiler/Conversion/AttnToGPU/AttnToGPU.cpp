@@ -378,9 +378,9 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
             .Case([&](attn::LogitsOp o) -> LogicalResult {
               auto in = cast<RankedTensorType>(o.getInput().getType());
               auto out = cast<RankedTensorType>(o.getType());
-              std::string rows = "rows." + std::to_string(plan.buffers.size());
-              plan.buffers.push_back(
-                  {rows, in.getDimSize(1), dtypeOf(in.getElementType()), "rows"});
+              // The rows wanting logits, gathered: a buffer of `rows` rows.
+              std::string rows =
+                  allocate(in.getDimSize(1), dtypeOf(in.getElementType()), "rows");
               kernelStep(gatherRowsKernel(in.getElementType(), in.getDimSize(1)), "rows",
                          chunksOf(in.getDimSize(1)), kChunkThreads,
                          {buffers[o.getInput()], input("logit_rows"), buffer(rows)});
