@@ -48,7 +48,6 @@ CudaExecutor::create(const LoadedArtifact &artifact, const WeightBuffer &weights
   std::unique_ptr<CudaExecutor> e(new CudaExecutor());
   e->api_ = std::move(*api);
   e->manifest_ = &m;
-  e->blockSize_ = blockSize;
   e->limits_ = StepLimits::of(m, blockSize, numBlocks);
   StatusOr<Precision> precision = Precision::forTarget(m.precision, m.target);
   if (!precision.ok())
@@ -250,7 +249,7 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
   }
   std::vector<int32_t> generatedRows = in.generatedRows();
   std::map<std::string, int64_t> params =
-      stepParams(tokens, generatedRows.size(), rows, blockSize_, width[kFullGroup],
+      stepParams(tokens, generatedRows.size(), rows, limits_.blockSize, width[kFullGroup],
                  width[kSlidingGroup]);
   struct Upload {
     const char *name;

@@ -67,8 +67,7 @@ private:
   DeviceArray weights_, workspace_;
   std::array<DeviceArray, kNumKVGroups> pools_;
   std::array<int64_t, kNumKVGroups> bytesPerBlock_ = {0, 0};
-  int64_t blockSize_ = 0;
-  StepLimits limits_;
+  StepLimits limits_; // the vocabulary, block size and pools a step may use
   DType dtype_ = DType::BF16;
   // Step inputs and the plan's buffers, by name.
   std::map<std::string, DeviceArray> inputs_, buffers_;

@@ -52,9 +52,7 @@ HostExecutor::create(const LoadedArtifact &artifact, const WeightBuffer &weights
   std::unique_ptr<HostExecutor> executor(new HostExecutor());
   executor->step_ = *step;
   executor->weights_ = &weights;
-  executor->blockSize_ = blockSize;
   executor->limits_ = StepLimits::of(m, blockSize, numBlocks);
-  executor->vocab_ = m.config.vocabSize;
   for (int g = 0; g < kNumKVGroups; ++g) {
     // The host target computes in f32 (its lowering refuses any other
     // precision), so the pools hold floats.
@@ -91,7 +89,7 @@ Status HostExecutor::run(const StepInput &in, std::vector<float> &logits) {
   if (Status s = in.check(limits_); !s.ok())
     return s;
   int64_t tokens = in.ids.size(), rows = in.logitRows.size();
-  logits.assign(rows * vocab_, 0.0f);
+  logits.assign(rows * limits_.vocab, 0.0f);
   auto weights = vec(static_cast<const int8_t *>(weights_->data()),
                      (int64_t)weights_->size());
   auto ids = vec(in.ids.data(), tokens);
@@ -105,10 +103,10 @@ Status HostExecutor::run(const StepInput &in, std::vector<float> &logits) {
   auto slidingPool =
       vec(pools_[kSlidingGroup].data(), (int64_t)pools_[kSlidingGroup].size());
   auto logitRows = vec(in.logitRows.data(), rows);
-  auto out = mat(logits.data(), rows, vocab_);
+  auto out = mat(logits.data(), rows, limits_.vocab);
   reinterpret_cast<StepFn>(step_)(&weights, &ids, &positions, &seqs,
                                   &fullTables, &fullPool, &slidingTables,
-                                  &slidingPool, &logitRows, &out, blockSize_);
+                                  &slidingPool, &logitRows, &out, limits_.blockSize);
   return Status::success();
 }
 

@@ -34,8 +34,7 @@ private:
   HostExecutor() = default;
   void *step_ = nullptr;
   const WeightBuffer *weights_ = nullptr;
-  int64_t blockSize_ = 0, vocab_ = 0;
-  StepLimits limits_;
+  StepLimits limits_; // the vocabulary, block size and pools a step may use
   std::array<int64_t, kNumKVGroups> bytesPerBlock_ = {0, 0};
   std::array<std::vector<float>, kNumKVGroups> pools_;
 };

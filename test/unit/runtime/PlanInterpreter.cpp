@@ -54,7 +54,8 @@ void PlanInterpreter::Ref::set(int64_t i, float v) const {
 
 PlanInterpreter::PlanInterpreter(const Manifest &manifest, const WeightBuffer &weights,
                                  int64_t numBlocks, int64_t blockSize)
-    : manifest_(manifest), weights_(weights), blockSize_(blockSize), numBlocks_(numBlocks) {
+    : manifest_(manifest), weights_(weights), blockSize_(blockSize),
+      limits_(StepLimits::of(manifest, blockSize, {numBlocks, numBlocks})) {
   activations_ = Precision::forTarget(manifest.precision, manifest.target)->activations;
   for (int g = 0; g < kNumKVGroups; ++g)
     pools_[g].assign(numBlocks * bytesPerBlock()[g], 0);
@@ -415,8 +416,7 @@ void PlanInterpreter::gemm(const PlanStep &step, int64_t m) {
 Status PlanInterpreter::run(const StepInput &in, std::vector<float> &logits) {
   input_ = &in;
   int64_t tokens = in.ids.size(), rows = in.logitRows.size();
-  if (Status s = in.check(StepLimits::of(manifest_, blockSize_, {numBlocks_, numBlocks_}));
-      !s.ok())
+  if (Status s = in.check(limits_); !s.ok())
     return s;
   generatedRows_ = in.generatedRows();
   params_ = stepParams(tokens, generatedRows_.size(), rows, blockSize_,

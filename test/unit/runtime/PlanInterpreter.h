@@ -53,7 +53,8 @@ private:
 
   const Manifest &manifest_;
   const WeightBuffer &weights_;
-  int64_t blockSize_, numBlocks_;
+  int64_t blockSize_;
+  StepLimits limits_;
   DType activations_;
   std::array<std::vector<char>, kNumKVGroups> pools_;
   std::map<std::string, std::vector<char>> buffers_;
