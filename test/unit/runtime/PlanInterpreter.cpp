@@ -262,6 +262,13 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
           }
           continue;
         }
+        // q . k_j for KV head kv.
+        auto dotKey = [&](const std::vector<float> &query, int64_t kv, int64_t j) {
+          double dot = 0;
+          for (int64_t d = 0; d < hd; ++d)
+            dot += query[d] * (double)pool.get(at(j, 0, kv) + d);
+          return dot;
+        };
         // Over keys [lo, hi) of head h: the max score m, the sum l of
         // e^(score - m) and acc = sum e^(score - m) v.
         auto attend = [&](const std::vector<float> &query, int64_t kv, int64_t lo, int64_t hi,
@@ -269,10 +276,7 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
           std::vector<double> scores;
           mx = -std::numeric_limits<double>::infinity();
           for (int64_t j = lo; j < hi; ++j) {
-            double dot = 0;
-            for (int64_t d = 0; d < hd; ++d)
-              dot += query[d] * (double)pool.get(at(j, 0, kv) + d);
-            scores.push_back(dot / std::sqrt((double)hd));
+            scores.push_back(dotKey(query, kv, j) / std::sqrt((double)hd));
             mx = std::max(mx, scores.back());
           }
           sum = 0;
@@ -301,10 +305,7 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
             std::vector<float> scores;
             double m = mx;
             for (int64_t j = from; j < to; ++j) {
-              double dot = 0;
-              for (int64_t d = 0; d < hd; ++d)
-                dot += query[d] * (double)pool.get(at(j, 0, kv) + d);
-              scores.push_back((float)dot / std::sqrt((float)hd));
+              scores.push_back((float)dotKey(query, kv, j) / std::sqrt((float)hd));
               m = std::max(m, (double)scores.back());
             }
             double alpha = std::exp(mx - m);
