@@ -99,6 +99,14 @@ std::optional<int64_t> integerIn(const nlohmann::json &value, int64_t low,
   return value.get<int64_t>();
 }
 
+/// The end of a request's logits rows: rows exist for positions
+/// [0, P + N - 1) (the last generated token is never fed back). N may be as
+/// large as int64 allows: saturated.
+int64_t logitsRowsEnd(const Request &r) {
+  int64_t prompt = r.promptIds.size();
+  return r.maxNewTokens - 1 > kInt64Max - prompt ? kInt64Max : prompt + r.maxNewTokens - 1;
+}
+
 /// One request per line: {"id": ..., "prompt_ids": [...], "max_new_tokens":
 /// N, "logits_from": F}; only prompt_ids is required, and a request without
 /// an id is named "line-<its line number>". With --logits-dir, the request's
@@ -162,13 +170,8 @@ StatusOr<std::vector<Request>> readRequests(const std::string &path,
       r.maxNewTokens = *n;
     }
     if (j.contains("logits_from")) {
-      // Rows exist for positions [0, P + N - 1) (the last generated token is
-      // never fed back); F = P + N - 1 asks for none. N may be as large as
-      // int64 allows: saturate.
-      int64_t prompt = r.promptIds.size();
-      int64_t end = r.maxNewTokens - 1 > kInt64Max - prompt
-                        ? kInt64Max
-                        : prompt + r.maxNewTokens - 1;
+      // F = P + N - 1 asks for no row.
+      int64_t end = logitsRowsEnd(r);
       std::optional<int64_t> from = integerIn(j["logits_from"], 0, end);
       if (!from)
         return Status::error(where +
@@ -310,10 +313,7 @@ int main(int argc, char **argv) {
     Request r = defaults;
     r.id = "prompt";
     r.promptIds = *ids;
-    // Rows exist for positions [0, P + N - 1), as for a request's logits_from.
-    int64_t prompt = r.promptIds.size();
-    int64_t end = r.maxNewTokens - 1 > kInt64Max - prompt ? kInt64Max
-                                                          : prompt + r.maxNewTokens - 1;
+    int64_t end = logitsRowsEnd(r);
     if (logitsFrom > end)
       return fail("--logits-from must be at most prompt tokens + max_new_tokens - 1 = " +
                   std::to_string(end) + ", found " + std::to_string(logitsFrom));
@@ -335,9 +335,8 @@ int main(int argc, char **argv) {
       if (!fileName)
         return fail("--logits-dir: request id '" + r.id +
                     "' cannot name a file (letters, digits, '.', '_', '-')");
-      // logits_from = P + N - 1 asks for no row (compared without adding).
-      r.recordLogits =
-          r.recordLogitsFrom - (int64_t)r.promptIds.size() < r.maxNewTokens - 1;
+      // logits_from = P + N - 1 asks for no row.
+      r.recordLogits = r.recordLogitsFrom < logitsRowsEnd(r);
     }
   }
 
