@@ -91,8 +91,12 @@ void KernelGenerator::release(Value v) {
   auto it = buffers.find(v);
   if (it == buffers.end() || --liveViews[it->second.name] > 0)
     return;
+  freeBuffer(it->second.name);
+}
+
+void KernelGenerator::freeBuffer(const std::string &name) {
   for (const PlanBuffer &buffer : plan.buffers)
-    if (buffer.name == it->second.name)
+    if (buffer.name == name)
       freeBuffers[{buffer.width, (int)buffer.dtype, buffer.rowsParam}].push_back(buffer.name);
 }
 
@@ -313,7 +317,7 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
                          heads * kAttentionSplits, kAttentionWarps * kWarp, splitArgs);
               kernelStep(attentionMergeKernel(e, heads, hd, tensorCores), splitTokens, heads, hd,
                          mergeArgs);
-              freeBuffers[{partialWidth, (int)DType::F32, splitTokens}].push_back(partial);
+              freeBuffer(partial);
               if (tensorCores)
                 kernelStep(prefillAttentionKernel(o, layers, strideOf(q)), "prefill_tiles",
                            o.getNumKvHeads(), queriesPerKv * kWarp,

@@ -364,6 +364,8 @@ private:
   /// Ends a value's use of its buffer: a buffer is free once no view of it
   /// is live.
   void release(Value v);
+  /// Returns buffer `name` to the free list of its shape.
+  void freeBuffer(const std::string &name);
   void kernelStep(const std::string &kernel, std::string gridX, int64_t gridY,
                   int64_t block, std::vector<PlanArg> args) {
     PlanStep s;
