@@ -21,13 +21,18 @@ using namespace mlir;
 
 namespace {
 
-void addManifest(ModuleOp module, llvm::StringRef json) {
-  std::string text = json.str();
+/// Adds `value` as the exported i64 constant `name`.
+void addExportedInteger(ModuleOp module, llvm::StringRef name, int64_t value) {
   OpBuilder b(module.getContext());
   b.setInsertionPointToStart(module.getBody());
   LLVM::GlobalOp::create(b, module.getLoc(), b.getI64Type(), /*isConstant=*/true,
-                         LLVM::Linkage::External, ::cohere2c::kManifestDigestSymbol,
-                         b.getI64IntegerAttr((int64_t)::cohere2c::manifestDigest(text)));
+                         LLVM::Linkage::External, name, b.getI64IntegerAttr(value));
+}
+
+void addManifest(ModuleOp module, llvm::StringRef json) {
+  std::string text = json.str();
+  addExportedInteger(module, ::cohere2c::kManifestDigestSymbol,
+                     (int64_t)::cohere2c::manifestDigest(text));
   text.push_back('\0');
   mlir::cohere2c::addExportedBytes(module, ::cohere2c::kManifestSymbol, text);
 }
@@ -56,9 +61,7 @@ void mlir::cohere2c::addExportedBytes(ModuleOp module, llvm::StringRef name,
   auto type = LLVM::LLVMArrayType::get(b.getI8Type(), bytes.size());
   LLVM::GlobalOp::create(b, module.getLoc(), type, /*isConstant=*/true,
                          LLVM::Linkage::External, name, b.getStringAttr(bytes));
-  LLVM::GlobalOp::create(b, module.getLoc(), b.getI64Type(), /*isConstant=*/true,
-                         LLVM::Linkage::External, (name + "_size").str(),
-                         b.getI64IntegerAttr(bytes.size()));
+  addExportedInteger(module, (name + "_size").str(), bytes.size());
 }
 
 llvm::Error mlir::cohere2c::writeSharedLibrary(ModuleOp module,
