@@ -27,6 +27,8 @@ struct StepLimits {
   std::array<bool, kNumKVGroups> used = {false, false};
   std::array<int64_t, kNumKVGroups> window = {0, 0}, numBlocks = {0, 0};
 
+  /// The limits of `manifest`'s model served with `numBlocks[g]` blocks of
+  /// `blockSize` tokens in KV group g.
   static StepLimits of(const Manifest &manifest, int64_t blockSize,
                        std::array<int64_t, kNumKVGroups> numBlocks);
 };
