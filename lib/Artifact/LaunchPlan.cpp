@@ -53,7 +53,9 @@ std::map<std::string, int64_t> stepParams(int64_t tokens, int64_t generated, int
           {"decode_tokens", generated},
           {"prefill_tiles", generated < tokens
                                 ? (tokens + kPrefillTileTokens - 1) / kPrefillTileTokens
-                                : 0}};
+                                : 0},
+          {"gemv_token", tokens == 1 ? 1 : 0},
+          {"gemm_tokens", tokens == 1 ? 0 : tokens}};
 }
 
 std::string LaunchPlan::toJson() const {
@@ -203,9 +205,17 @@ Status LaunchPlan::check(const WeightLayout &weights, const std::string &source)
                    std::to_string(it->second->width));
       return Status::success();
     }
-    case PlanArg::Kind::Weight:
-      return weights.find(a.name) ? Status::success()
-                                  : bad("argument names no weight: " + a.name);
+    case PlanArg::Kind::Weight: {
+      const WeightEntry *w = weights.find(a.name);
+      if (!w)
+        return bad("argument names no weight: " + a.name);
+      if (a.width > 0 && (a.width > INT64_MAX / 8 ||
+                          w->offset + (uint64_t)a.width * dtypeSize(w->dtype) > weights.totalBytes))
+        return bad("a kernel reads " + std::to_string(a.width) + " elements from weight " +
+                   a.name + ", past the weights (" + std::to_string(weights.totalBytes) +
+                   " bytes)");
+      return Status::success();
+    }
     case PlanArg::Kind::Input:
       for (const char *input : kStepInputs)
         if (a.name == input)

@@ -47,6 +47,8 @@ struct PlanArg {
   // Buffer: the columns [column, column + width) of each row (width 0: all
   // of them), e.g. k inside the output of the GEMM that merged q, k and v.
   // A kernel reads such a view with the buffer's width as its row stride.
+  // Weight: width > 0 is the number of elements the kernel reads from the
+  // weight's start on (a merged group's entries, laid out back to back).
   int64_t column = 0, width = 0;
 };
 
@@ -87,7 +89,10 @@ bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t ro
 ///   tokens, rows, block_size, full_table_width, sliding_table_width;
 ///   decode_tokens: the step's generated tokens (rows of "generated_rows");
 ///   prefill_tiles: ceil(tokens / kPrefillTileTokens) when it has a prompt
-///   token, else 0.
+///   token, else 0;
+///   gemv_token: 1 in a step of one token, else 0; gemm_tokens: tokens in
+///   any other step, else 0 (linear layers of one token are matrix-vector
+///   kernels, the others GEMMs).
 /// A kernel for one kind of token is launched over decode_tokens or
 /// prefill_tiles (zero blocks: not launched) and skips the other kind.
 std::map<std::string, int64_t> stepParams(int64_t tokens, int64_t generated, int64_t rows,

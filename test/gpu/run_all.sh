@@ -5,9 +5,9 @@
 # scale (a 2048-token prompt, 128 decoded tokens). Needs build/bin/cohere2c-run
 # and build/gpu-artifacts from test/gpu/build_artifacts.sh, and python3 with
 # numpy and safetensors. Exits non-zero if any check fails.
-#   run_all.sh [SECTION...]   sections: models fp8 prefix r7b (default: all)
+#   run_all.sh [SECTION...]   sections: models fp8 onetoken prefix r7b (default: all)
 set -uo pipefail
-sections=" ${*:-models fp8 prefix r7b} "
+sections=" ${*:-models fp8 onetoken prefix r7b} "
 want() { [[ "$sections" == *" $1 "* ]]; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
 run="${COHERE2C_RUN:-$root/build/bin/cohere2c-run}"
@@ -51,6 +51,16 @@ want fp8 && for model in "$root"/test/data/models/*/; do
       || { echo "FAIL $name $prompt fp8-rowwise: cohere2c-run failed"; cat "$work/err"; failures=$((failures+1)); continue; }
     python3 "$root/test/gpu/compare_logits.py" "$model" "$prompt" "$work/logits.safetensors" \
       "$work/tokens" fp8-rowwise teacher || failures=$((failures+1))
+  done
+done
+
+want onetoken && echo "--- one-token steps (matrix-vector kernels) against the GEMM path"
+want onetoken && for model in "$root"/test/data/models/*/; do
+  name=$(basename "$model")
+  ids=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['prompts']; print(','.join(map(str, r[sorted(r)[0]])))" "$model/reference.json")
+  for precision in bf16 fp8-rowwise; do
+    python3 "$root/test/gpu/one_token_steps.py" "$run" "$art/$name-$precision.so" "$ids" 24 "$work" \
+      "$name $precision" || failures=$((failures+1))
   done
 done
 

@@ -221,13 +221,33 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
         column += view.width;
       }
     }
-    gemmStep(buffers[input], out,
-             group[0]->getAttrOfType<FlatSymbolRefAttr>("weight").getValue(), "tokens", n,
-             cast<RankedTensorType>(input.getType()).getDimSize(1), 1.0);
-    if (auto fp8 = dyn_cast<attn::FP8LinearOp>(group[0])) {
+    // Steps of one token take the matrix-vector kernel (bf16 or FP8 input,
+    // rows of whole 16-byte chunks), other steps cuBLASLt.
+    StringRef weight = group[0]->getAttrOfType<FlatSymbolRefAttr>("weight").getValue();
+    auto fp8 = dyn_cast<attn::FP8LinearOp>(group[0]);
+    int64_t k = cast<RankedTensorType>(input.getType()).getDimSize(1);
+    Type inputType = cast<RankedTensorType>(input.getType()).getElementType();
+    Type outType =
+        cast<RankedTensorType>(group[0]->getResult(0).getType()).getElementType();
+    bool gemv = (fp8 || inputType.isBF16()) && (outType.isBF16() || outType.isF32()) &&
+                k % (fp8 ? 16 : 8) == 0 && buffers[input].column == 0;
+    gemmStep(buffers[input], out, weight, gemv ? "gemm_tokens" : "tokens", n, k, 1.0);
+    if (fp8) {
       plan.steps.back().weightScale = weightOf(fp8.getWeightScaleAttr()).str();
       plan.steps.back().args.push_back(buffers[fp8.getInputScales()]);
     }
+    if (!gemv)
+      return;
+    int64_t perBlock = gemvBlockRows((bool)fp8, n);
+    // The weights (and scales) of the whole group: n rows from the first's.
+    PlanArg w = weightArg(weight), wScales = weightArg(fp8 ? weightOf(fp8.getWeightScaleAttr()) : "");
+    w.width = n * k;
+    wScales.width = n;
+    std::vector<PlanArg> args = {buffers[input], w, out};
+    if (fp8)
+      args = {buffers[input], buffers[fp8.getInputScales()], w, wScales, out};
+    kernelStep(gemvKernel((bool)fp8, n, k, outType), "gemv_token", (n + perBlock - 1) / perBlock,
+               kGemvWarps * kWarp, args);
   };
 
   for (Operation &op : body) {

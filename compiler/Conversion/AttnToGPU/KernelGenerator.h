@@ -7,8 +7,8 @@
 // Formulas: DESIGN.md, "The model, exactly", as in the host lowering
 // (AttnToHost.cpp). The kernels are defined by family: RowKernels.cpp
 // (embedding, norms, quantization, SwiGLU, residuals, row gathers),
-// AttentionKernels.cpp (KV append, decode and prefill attention); the plan
-// in AttnToGPU.cpp.
+// AttentionKernels.cpp (KV append, decode and prefill attention),
+// LinearKernels.cpp (linear layers of one token); the plan in AttnToGPU.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COHERE2C_CONVERSION_ATTNTOGPU_KERNELGENERATOR_H
@@ -50,6 +50,27 @@ inline constexpr int64_t kAttentionWarps = 16; // attention: warps per (token, h
 inline constexpr int64_t kKeysInFlight = 4;    // attention: keys a warp loads at once
 inline constexpr int64_t kAttentionSplits = 4; // attention: blocks per (token, head)
 inline constexpr int64_t kWarp = 32;
+inline constexpr int64_t kGemvWarps = 8; // one-token linear layers: warps per block
+
+/// Output rows per warp of the one-token linear kernel: more for FP8, whose
+/// x values cost a conversion that the rows share.
+inline int64_t gemvRows(bool fp8) { return fp8 ? 4 : 2; }
+/// Blocks the one-token linear kernel should have: enough that every SM holds
+/// several (132 SMs on an H200), so that weight loads keep the memory busy.
+inline constexpr int64_t kGemvMinBlocks = 1024;
+/// Warps of a block that share its output rows, each summing a slice of k
+/// (1, 2, 4 or 8): the fewest that give kGemvMinBlocks blocks. Layers with few
+/// output rows (o, down: 4096 of R7B) take several, q/k/v/gate/up one.
+inline int64_t gemvSlices(bool fp8, int64_t n) {
+  int64_t slices = 1;
+  while (slices < kGemvWarps && n * slices < kGemvMinBlocks * kGemvWarps * gemvRows(fp8))
+    slices *= 2;
+  return slices;
+}
+/// Output rows of a block of the one-token linear kernel.
+inline int64_t gemvBlockRows(bool fp8, int64_t n) {
+  return kGemvWarps / gemvSlices(fp8, n) * gemvRows(fp8);
+}
 
 inline DType dtypeOf(Type t) {
   if (isa<Float8E4M3FNType>(t))
@@ -344,6 +365,8 @@ private:
   Value tokenOfRow(bool generatedOnly, Value row);
   std::string prefillAttentionKernel(attn::AttentionOp op, int64_t layersInGroup,
                                      int64_t qStride);
+  /// `outType`: bf16 or f32.
+  std::string gemvKernel(bool fp8, int64_t n, int64_t k, Type outType);
   std::string swigluKernel(Type e, int64_t width, int64_t gateStride, int64_t upStride);
   std::string residualKernel(TypeRange inputs, Type result, int64_t width);
   std::string gatherRowsKernel(Type e, int64_t width);

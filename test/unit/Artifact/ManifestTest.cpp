@@ -158,6 +158,11 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
             "x.so: launch plan: argument names no buffer: b1");
   EXPECT_EQ(plan(kernel(arg("buffer", "b0", 4, 8))),
             "x.so: launch plan: view [4, 12) of buffer b0 of width 8");
+  EXPECT_EQ(plan(kernel(arg("weight", embedding, 0, 512 * 128))), "ok");
+  EXPECT_NE(plan(kernel(arg("weight", embedding, 0, 1 << 30)))
+                .find("a kernel reads 1073741824 elements from weight model.embed_tokens.weight, "
+                      "past the weights"),
+            std::string::npos);
   EXPECT_EQ(plan(kernel(arg("weight", "model.norm"))),
             "x.so: launch plan: argument names no weight: model.norm");
   EXPECT_EQ(plan(kernel(arg("input", "pool"))),
@@ -179,7 +184,8 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
 }
 
 // The step parameters: decode_tokens counts a step's tokens when it has a
-// generated one, prefill_tiles its 16-token tiles when it has a prompt token.
+// generated one, prefill_tiles its 16-token tiles when it has a prompt token;
+// gemv_token / gemm_tokens pick the linear layers' kernels.
 TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
   auto decode = stepParams(/*tokens=*/4, /*generated=*/4, /*rows=*/4, 16, 2, 3);
   EXPECT_EQ(decode.at("decode_tokens"), 4);
@@ -190,6 +196,12 @@ TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
   auto mixed = stepParams(17, 1, 2, 16, 2, 3);
   EXPECT_EQ(mixed.at("decode_tokens"), 1);
   EXPECT_EQ(mixed.at("prefill_tiles"), 2);
+  // One token: the matrix-vector kernels, not the GEMMs.
+  auto one = stepParams(1, 1, 1, 16, 2, 3);
+  EXPECT_EQ(one.at("gemv_token"), 1);
+  EXPECT_EQ(one.at("gemm_tokens"), 0);
+  EXPECT_EQ(mixed.at("gemv_token"), 0);
+  EXPECT_EQ(mixed.at("gemm_tokens"), 17);
   EXPECT_TRUE(isDecodeStep(4, 4, 4, 4));
   EXPECT_FALSE(isDecodeStep(4, 3, 4, 4)); // a prompt token among them
   EXPECT_FALSE(isDecodeStep(4, 4, 4, 3)); // a token wanting no logits

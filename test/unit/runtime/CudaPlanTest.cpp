@@ -64,8 +64,9 @@ TEST_P(CudaPlanTest, PlanComputesTheModel) {
   for (const auto &[name, prompt] : model->prompts) {
     int64_t rows = 0;
     std::vector<float> full = model->logits(name, rows, "logits");
-    // Teacher forcing: the whole prompt in one step, then one token per
-    // step (the prefill attention kernel over one-token tiles).
+    // Teacher forcing: the whole prompt in one step (GEMMs, the prefill
+    // attention kernel), then one token per step (the one-token linear
+    // kernels, the prefill attention kernel over one-token tiles).
     for (int64_t chunk : {0, 1}) {
       SCOPED_TRACE(model->name + " " + name + " prefill chunk " + std::to_string(chunk));
       options.prefillChunk = chunk;

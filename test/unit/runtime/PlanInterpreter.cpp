@@ -355,6 +355,25 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
           }
         }
       }
+    } else if (startsWith(k, "gemv_")) {
+      // A linear layer of one token: out[0, j] = sum_k x[0, k] w[j, k]
+      // (FP8: x_scale[0] w_scale[j] times that).
+      bool fp8 = startsWith(k, "gemv_fp8_");
+      Ref x = arg(a[0]), w = arg(a[fp8 ? 2 : 1]), out = arg(a.back());
+      // The kernel stores bf16 unless its name says f32.
+      DType stored = k.find("_outf32") != std::string::npos ? DType::F32 : DType::BF16;
+      if (out.dtype != stored && error_.empty())
+        error_ = k + ": stores " + dtypeName(stored) + " into a buffer of " +
+                 dtypeName(out.dtype);
+      int64_t n = widthOf(a.back()), kk = widthOf(a[0]);
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t i = 0; i < kk; ++i)
+          sum += (double)x.get(t * kk + i) * w.get(j * kk + i);
+        if (fp8)
+          sum *= (double)arg(a[1]).get(t) * arg(a[3]).get(j);
+        out.set(t * n + j, (float)sum);
+      }
     } else if (startsWith(k, "quantize_fp8_")) {
       Ref in = arg(a[0]);
       int64_t w = widthOf(a[0]);
