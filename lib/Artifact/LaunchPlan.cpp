@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace cohere2c {
@@ -44,16 +45,26 @@ bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t ro
 
 std::map<std::string, int64_t> stepParams(int64_t tokens, int64_t generated, int64_t rows,
                                           int64_t blockSize, int64_t fullTableWidth,
-                                          int64_t slidingTableWidth) {
+                                          int64_t slidingTableWidth, int64_t maxKeys) {
+  int64_t tiles =
+      generated < tokens ? (tokens + kPrefillTileTokens - 1) / kPrefillTileTokens : 0;
+  int64_t keyTiles = (maxKeys + kPrefillKeyTile - 1) / kPrefillKeyTile;
+  int64_t splits =
+      tiles ? std::clamp<int64_t>(std::min(kPrefillSplitTiles / tiles,
+                                           keyTiles / kMinPrefillSplitKeyTiles),
+                                  1, kMaxPrefillSplits)
+            : 1;
   return {{"tokens", tokens},
           {"rows", rows},
           {"block_size", blockSize},
           {"full_table_width", fullTableWidth},
           {"sliding_table_width", slidingTableWidth},
           {"decode_tokens", generated},
-          {"prefill_tiles", generated < tokens
-                                ? (tokens + kPrefillTileTokens - 1) / kPrefillTileTokens
-                                : 0},
+          {"prefill_tiles", tiles},
+          {"prefill_splits", splits},
+          {"prefill_blocks", tiles * splits},
+          {"prefill_partials", splits > 1 ? tokens * splits : 0},
+          {"prefill_merge_tokens", splits > 1 ? tokens : 0},
           {"gemv_token", tokens == 1 ? 1 : 0},
           {"gemm_tokens", tokens == 1 ? 0 : tokens}};
 }
@@ -102,7 +113,7 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
       !field(j, "steps").is_array())
     return bad("expected {buffers, steps}");
   // Every size the plan names must be one the runtime provides.
-  std::map<std::string, int64_t> known = stepParams(0, 0, 0, 0, 0, 0);
+  std::map<std::string, int64_t> known = stepParams(0, 0, 0, 0, 0, 0, 0);
   auto unknown = [&](const std::string &param) { return !known.count(param); };
   LaunchPlan plan;
   for (const json &b : field(j, "buffers")) {

@@ -79,6 +79,13 @@ struct PlanStep {
 /// the softmax weights depends on the tiling).
 constexpr int64_t kPrefillTileTokens = 16;
 constexpr int64_t kPrefillKeyTile = 32;
+/// A step of fewer than kPrefillSplitTiles tiles splits each tile's keys
+/// over up to kMaxPrefillSplits blocks (kPrefillSplitTiles / tiles), each
+/// with at least kMinPrefillSplitKeyTiles key tiles of the longest sequence,
+/// so that a short prompt over a long cached prefix still fills the GPU.
+constexpr int64_t kPrefillSplitTiles = 128;
+constexpr int64_t kMaxPrefillSplits = 16;
+constexpr int64_t kMinPrefillSplitKeyTiles = 8;
 
 /// A step is a decode step when it has one generated token per sequence
 /// and wants every token's logits.
@@ -90,14 +97,22 @@ bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t ro
 ///   decode_tokens: the step's generated tokens (rows of "generated_rows");
 ///   prefill_tiles: ceil(tokens / kPrefillTileTokens) when it has a prompt
 ///   token, else 0;
+///   prefill_splits: blocks sharing a tile's keys: kPrefillSplitTiles /
+///   prefill_tiles, at most ceil(maxKeys / kPrefillKeyTile) /
+///   kMinPrefillSplitKeyTiles, in [1, kMaxPrefillSplits] (maxKeys: the
+///   step's StepInput::maxKeys);
+///   prefill_blocks: prefill_tiles x prefill_splits;
+///   prefill_partials: tokens x prefill_splits when prefill_splits > 1, else
+///   0 (rows of the split partial results); prefill_merge_tokens: tokens
+///   when prefill_splits > 1, else 0;
 ///   gemv_token: 1 in a step of one token, else 0; gemm_tokens: tokens in
 ///   any other step, else 0 (linear layers of one token are matrix-vector
 ///   kernels, the others GEMMs).
 /// A kernel for one kind of token is launched over decode_tokens or
-/// prefill_tiles (zero blocks: not launched) and skips the other kind.
+/// prefill_blocks (zero blocks: not launched) and skips the other kind.
 std::map<std::string, int64_t> stepParams(int64_t tokens, int64_t generated, int64_t rows,
                                           int64_t blockSize, int64_t fullTableWidth,
-                                          int64_t slidingTableWidth);
+                                          int64_t slidingTableWidth, int64_t maxKeys);
 
 struct LaunchPlan {
   std::vector<PlanBuffer> buffers;

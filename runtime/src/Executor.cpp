@@ -82,6 +82,13 @@ Status StepInput::check(const StepLimits &limits) const {
   return Status::success();
 }
 
+int64_t StepInput::maxKeys() const {
+  int64_t keys = 0;
+  for (int32_t p : positions)
+    keys = std::max<int64_t>(keys, int64_t(p) + 1);
+  return keys;
+}
+
 std::vector<int32_t> StepInput::generatedRows() const {
   std::vector<int32_t> rows;
   for (size_t t = 0; t < generated.size(); ++t)

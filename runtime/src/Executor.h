@@ -62,6 +62,9 @@ struct StepInput {
   Status check(const StepLimits &limits) const;
   /// The indices of the generated tokens, in order.
   std::vector<int32_t> generatedRows() const;
+  /// The most keys a token of the step sees before its window: its
+  /// position + 1, at most (0 for an empty step).
+  int64_t maxKeys() const;
 };
 
 class Executor {

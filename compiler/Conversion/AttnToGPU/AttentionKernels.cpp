@@ -272,42 +272,71 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
   return name;
 }
 
-// Combines a token's kAttentionSplits partial results per head (written by
-// attentionKernel): out = sum_z acc_z e^(m_z - m) / sum_z l_z e^(m_z - m),
-// m = max_z m_z (finite: the token sees at least itself, so some range is
-// not empty).
-// A block per (token, head), a thread per feature.
+// Combines a token's partial results per head (written by attentionKernel,
+// or by prefillAttentionKernel when it splits the keys):
+// out = sum_z acc_z e^(m_z - m) / sum_z l_z e^(m_z - m), m = max_z m_z
+// (finite: the token sees at least itself, so some range is not empty).
+// Partials of block row i at [(i heads + h) splits + z] (hd + 2).
+// A block per (row, head), a thread per feature.
 std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t hd,
-                                                  bool generatedOnly) {
-  std::string name = sanitize("attention_merge_h" + std::to_string(heads) + "_d" +
-                              std::to_string(hd) + "_split" +
-                              std::to_string(kAttentionSplits) +
-                              (generatedOnly ? "_generated" : ""));
+                                                  MergeRows rows) {
+  std::string name = sanitize(
+      rows == MergeRows::Prompt
+          ? "attention_merge_prompt_h" + std::to_string(heads) + "_d" + std::to_string(hd)
+          : "attention_merge_h" + std::to_string(heads) + "_d" + std::to_string(hd) +
+                "_split" + std::to_string(kAttentionSplits) +
+                (rows == MergeRows::Generated ? "_generated" : ""));
+  // partial, out[, generated_rows] or partial, out, splits, generated (flags)
   SmallVector<Type> args = {flat(b.getF32Type()), flat(e)};
-  if (generatedOnly)
+  if (rows == MergeRows::Generated)
     args.push_back(flat(b.getI32Type()));
+  if (rows == MergeRows::Prompt)
+    args.append({b.getI64Type(), flat(b.getI32Type())});
   if (!beginKernel(name, args, hd, 0))
     return name;
   Value partial = kernel.getArgument(0), out = kernel.getArgument(1);
   Value row = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  Value t = tokenOfRow(generatedOnly, row);
+  Value t = tokenOfRow(rows == MergeRows::Generated, row);
   Value h = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value d = threadId;
-  auto base = [&](int64_t z) {
-    return mul(add(mul(add(mul(row, index(heads)), h), index(kAttentionSplits)), index(z)),
-               index(hd + 2));
+  Value splits =
+      rows == MergeRows::Prompt ? toIndex(kernel.getArgument(2)) : index(kAttentionSplits);
+  auto base = [&](Value z) {
+    return mul(add(mul(add(mul(row, index(heads)), h), splits), z), index(hd + 2));
   };
-  Value m = f32(-std::numeric_limits<float>::infinity());
-  for (int64_t z = 0; z < kAttentionSplits; ++z)
-    m = arith::MaximumFOp::create(b, m, load(partial, base(z)));
-  Value l = f32(0), acc = f32(0);
-  for (int64_t z = 0; z < kAttentionSplits; ++z) {
-    Value c = math::ExpOp::create(b, subf(load(partial, base(z)), m));
-    l = addf(l, mulf(load(partial, add(base(z), index(1))), c));
-    acc = addf(acc, mulf(load(partial, add(base(z), add(d, index(2)))), c));
-  }
-  store(arith::DivFOp::create(b, acc, l), out,
-        add(mul(t, index(heads * hd)), add(mul(h, index(hd)), d)));
+  auto merge = [&] {
+    auto maxLoop = scf::ForOp::create(b, index(0), splits, index(1),
+                                      ValueRange{f32(-std::numeric_limits<float>::infinity())});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToEnd(maxLoop.getBody());
+      scf::YieldOp::create(
+          b, ValueRange{arith::MaximumFOp::create(b, maxLoop.getRegionIterArgs()[0],
+                                                  load(partial, base(maxLoop.getInductionVar())))
+                            .getResult()});
+    }
+    Value m = maxLoop.getResult(0);
+    auto sumLoop = scf::ForOp::create(b, index(0), splits, index(1), ValueRange{f32(0), f32(0)});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToEnd(sumLoop.getBody());
+      Value at = base(sumLoop.getInductionVar());
+      Value c = math::ExpOp::create(b, subf(load(partial, at), m));
+      ValueRange st = sumLoop.getRegionIterArgs();
+      scf::YieldOp::create(
+          b, ValueRange{addf(st[0], mulf(load(partial, add(at, index(1))), c)),
+                        addf(st[1], mulf(load(partial, add(at, add(d, index(2)))), c))});
+    }
+    store(arith::DivFOp::create(b, sumLoop.getResult(1), sumLoop.getResult(0)), out,
+          add(mul(t, index(heads * hd)), add(mul(h, index(hd)), d)));
+  };
+  if (rows == MergeRows::Prompt) // generated tokens are merged by their own kernel
+    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                 load(kernel.getArgument(3), t),
+                                 arith::ConstantIntOp::create(b, 0, 32)),
+           merge);
+  else
+    merge();
   endKernel();
   return name;
 }
@@ -322,7 +351,12 @@ std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t
 // tokens are taken in runs of one sequence; a run reads only the keys some
 // of its rows see ([max(0, min p - W + 1), max p] on sliding layers,
 // [0, max p] on full ones): blocks outside are skipped, keys inside masked
-// per row (causal, window). Fragment layouts (PTX ISA, "Matrix fragments for
+// per row (causal, window). A step with few tiles splits each run's key
+// tiles `splits` ways (block x = tile splits + split, as flash-decoding
+// does for one token): a split stores its rows' unnormalized partial
+// results (m, l, O) for attentionMergeKernel (MergeRows::Prompt), as
+// attentionKernel does; with one split the block stores O / l itself.
+// Fragment layouts (PTX ISA, "Matrix fragments for
 // mma.m16n8k16", g = lane / 4, c = lane % 4, each register a pair along k):
 // A registers hold (g, 2c), (g + 8, 2c), (g, 2c + 8), (g + 8, 2c + 8);
 // B registers (2c, g), (2c + 8, g); C holds (g, 2c), (g, 2c + 1),
@@ -348,18 +382,21 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
   Type bf16 = b.getBF16Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
   Type f32t = b.getF32Type();
   // q, positions, seqs, tables, pool (as i32 pairs), pool (as 16-byte
-  // vectors of pairs), out, slot, block_size, table_width, tokens, generated
+  // vectors of pairs), out, slot, block_size, table_width, tokens, splits,
+  // partial (f32), generated
   Type quad = VectorType::get({4}, i32);
   if (!beginKernel(name, {flat(bf16), flat(i32), flat(i32), flat(i32), flat(i32), flat(quad),
-                          flat(bf16), i64, i64, i64, i64, flat(i32)},
+                          flat(bf16), i64, i64, i64, i64, i64, flat(f32t), flat(i32)},
                    group * kWarp, 0))
     return name;
   Value q = kernel.getArgument(0), positions = kernel.getArgument(1),
         seqs = kernel.getArgument(2), tables = kernel.getArgument(3),
         poolPairs = kernel.getArgument(4), poolQuads = kernel.getArgument(5),
-        out = kernel.getArgument(6), generated = kernel.getArgument(11);
+        out = kernel.getArgument(6), partial = kernel.getArgument(12),
+        generated = kernel.getArgument(13);
   Value slot = toIndex(kernel.getArgument(7)), bs = toIndex(kernel.getArgument(8)),
-        width = toIndex(kernel.getArgument(9)), tokens = toIndex(kernel.getArgument(10));
+        width = toIndex(kernel.getArgument(9)), tokens = toIndex(kernel.getArgument(10)),
+        splits = toIndex(kernel.getArgument(11));
   auto divu = [&](Value x, int64_t d) { return arith::DivUIOp::create(b, x, index(d)); };
   auto remu = [&](Value x, int64_t d) { return arith::RemUIOp::create(b, x, index(d)); };
   auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
@@ -421,7 +458,9 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
     return r;
   };
 
-  Value tileBase = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), index(kPrefillTileTokens));
+  Value blockX = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value tileBase = mul(arith::DivUIOp::create(b, blockX, splits), index(kPrefillTileTokens));
+  Value split = arith::RemUIOp::create(b, blockX, splits);
   Value kvh = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value h = add(mul(kvh, index(group)), divu(threadId, kWarp));
   Value lane = remu(threadId, kWarp), g = divu(lane, 4), c = remu(lane, 4);
@@ -518,6 +557,15 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
   // row does not see change nothing of its state (exactly), and its result
   // does not depend on how the prompt was chunked or batched.
   Value firstTile = mul(divu(lo, kPrefillKeyTile), index(kPrefillKeyTile));
+  // This block's key tiles: a contiguous share of the run's.
+  Value share = mul(arith::CeilDivUIOp::create(
+                        b,
+                        arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, hi, firstTile),
+                                                   index(kPrefillKeyTile)),
+                        splits),
+                    index(kPrefillKeyTile));
+  Value splitLo = arith::MinUIOp::create(b, add(firstTile, mul(split, share)), hi);
+  Value splitHi = arith::MinUIOp::create(b, add(splitLo, share), hi);
   // Element offset of key j's K (kv = 0) or V (kv = 1) row for this KV head
   // (keys outside [lo, hi), never seen, read an in-range key).
   auto keyBase = [&](Value j, int64_t kv) {
@@ -528,7 +576,7 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
                mul(kvh, index(hd)));
   };
   Value scale = f32(1.0 / std::sqrt((double)hd));
-  auto keys = scf::ForOp::create(b, firstTile, hi, index(kPrefillKeyTile),
+  auto keys = scf::ForOp::create(b, splitLo, splitHi, index(kPrefillKeyTile),
                                  ValueRange(runs.getAfterArguments()).drop_front());
   {
     OpBuilder::InsertionGuard guard(b);
@@ -613,20 +661,36 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
   scf::YieldOp::create(b, yielded);
   }
 
-  // out = O / l, l summed over the row's 4 lanes.
+  // One split: out = O / l, l summed over the row's 4 lanes. Several: the
+  // partial results m, l and O of (token, head, split).
   ValueRange result = runs.getResults().drop_front();
+  Value whole = cmp(arith::CmpIPredicate::eq, splits, index(1));
   for (int r = 0; r < 2; ++r) {
     Value l = result[2 + r];
     l = addf(l, xorShuffle(l, 1));
     l = addf(l, xorShuffle(l, 2));
-    ifThen(valid[r], [&] {
-      Value rowBase = add(mul(token[r], index(heads * hd)), mul(h, index(hd)));
-      // Column 2c + j of feature tile fb is feature (2c + j) hd/8 + fb.
+    Value rowBase = add(mul(token[r], index(heads * hd)), mul(h, index(hd)));
+    Value partialBase =
+        mul(add(mul(add(mul(token[r], index(heads)), h), splits), split), index(hd + 2));
+    // Column 2c + j of feature tile fb is feature (2c + j) hd/8 + fb.
+    auto feature = [&](int64_t fb, int64_t j) {
+      return add(mul(add(mul(c, index(2)), index(j)), index(hd / 8)), index(fb));
+    };
+    ifThen(andi(valid[r], whole), [&] {
       for (int64_t fb = 0; fb < outTiles; ++fb)
         for (int64_t j = 0; j < 2; ++j)
           store(arith::DivFOp::create(b, result[4 + fb * 4 + r * 2 + j], l), out,
-                add(rowBase, add(mul(add(mul(c, index(2)), index(j)), index(hd / 8)),
-                                 index(fb))));
+                add(rowBase, feature(fb, j)));
+    });
+    ifThen(andi(valid[r], cmp(arith::CmpIPredicate::ne, splits, index(1))), [&] {
+      for (int64_t fb = 0; fb < outTiles; ++fb)
+        for (int64_t j = 0; j < 2; ++j)
+          store(result[4 + fb * 4 + r * 2 + j], partial,
+                add(partialBase, add(index(2), feature(fb, j))));
+      ifThen(cmp(arith::CmpIPredicate::eq, c, index(0)), [&] {
+        store(result[r], partial, partialBase);
+        store(l, partial, add(partialBase, index(1)));
+      });
     });
   }
   endKernel();

@@ -335,14 +335,28 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
               }
               kernelStep(attentionKernel(e, o, layers, strideOf(q), tensorCores), splitTokens,
                          heads * kAttentionSplits, kAttentionWarps * kWarp, splitArgs);
-              kernelStep(attentionMergeKernel(e, heads, hd, tensorCores), splitTokens, heads, hd,
-                         mergeArgs);
+              kernelStep(attentionMergeKernel(e, heads, hd,
+                                              tensorCores ? MergeRows::Generated
+                                                          : MergeRows::All),
+                         splitTokens, heads, hd, mergeArgs);
               freeBuffer(partial);
-              if (tensorCores)
-                kernelStep(prefillAttentionKernel(o, layers, strideOf(q)), "prefill_tiles",
-                           o.getNumKvHeads(), queriesPerKv * kWarp,
-                           {q, input("positions"), input("seqs"), tables, pool, pool, out, slot,
-                            bs, width, param("tokens"), input("generated")});
+              if (!tensorCores)
+                return success();
+              // Prompt tokens: a block per (tile, key split, KV head); with
+              // several splits, partial results [tokens, heads, splits,
+              // m l acc[hd]] and their merge.
+              std::string promptPartial =
+                  allocate(heads * (hd + 2), DType::F32, "prefill_partials");
+              kernelStep(prefillAttentionKernel(o, layers, strideOf(q)), "prefill_blocks",
+                         o.getNumKvHeads(), queriesPerKv * kWarp,
+                         {q, input("positions"), input("seqs"), tables, pool, pool, out, slot,
+                          bs, width, param("tokens"), param("prefill_splits"),
+                          buffer(promptPartial), input("generated")});
+              kernelStep(attentionMergeKernel(e, heads, hd, MergeRows::Prompt),
+                         "prefill_merge_tokens", heads, hd,
+                         {buffer(promptPartial), out, param("prefill_splits"),
+                          input("generated")});
+              freeBuffer(promptPartial);
               return success();
             })
             .Case([&](attn::SwiGLUOp o) -> LogicalResult {

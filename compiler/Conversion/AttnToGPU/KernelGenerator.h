@@ -359,7 +359,13 @@ private:
   // generated_rows[i] (partial results compact: a row per generated token).
   std::string attentionKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
                               int64_t qStride, bool generatedOnly);
-  std::string attentionMergeKernel(Type e, int64_t heads, int64_t hd, bool generatedOnly);
+  /// Which rows a merge kernel combines: every token of the step
+  /// (kAttentionSplits partials each), the generated ones (block row i:
+  /// token generated_rows[i]), or the prompt tokens of a step whose prefill
+  /// attention split the keys `splits` ways (an argument; generated tokens
+  /// skipped by their flags).
+  enum class MergeRows { All, Generated, Prompt };
+  std::string attentionMergeKernel(Type e, int64_t heads, int64_t hd, MergeRows rows);
   /// The token of block row `row`: generated_rows[row] (the kernel's last
   /// argument) with generatedOnly, else row itself.
   Value tokenOfRow(bool generatedOnly, Value row);

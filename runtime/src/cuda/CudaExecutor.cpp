@@ -250,7 +250,7 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
   std::vector<int32_t> generatedRows = in.generatedRows();
   std::map<std::string, int64_t> params =
       stepParams(tokens, generatedRows.size(), rows, limits_.blockSize, width[kFullGroup],
-                 width[kSlidingGroup]);
+                 width[kSlidingGroup], in.maxKeys());
   struct Upload {
     const char *name;
     const void *data;

@@ -183,25 +183,46 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
             "whole buffer of 128 values per row and rows rows, given b0");
 }
 
-// The step parameters: decode_tokens counts a step's tokens when it has a
-// generated one, prefill_tiles its 16-token tiles when it has a prompt token;
+// The step parameters: decode_tokens counts a step's generated tokens,
+// prefill_tiles its 16-token tiles when it has a prompt token;
 // gemv_token / gemm_tokens pick the linear layers' kernels.
 TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
-  auto decode = stepParams(/*tokens=*/4, /*generated=*/4, /*rows=*/4, 16, 2, 3);
+  auto decode = stepParams(/*tokens=*/4, /*generated=*/4, /*rows=*/4, 16, 2, 3, /*maxKeys=*/40);
   EXPECT_EQ(decode.at("decode_tokens"), 4);
   EXPECT_EQ(decode.at("prefill_tiles"), 0);
-  auto prefill = stepParams(33, 0, 1, 16, 2, 3);
+  auto prefill = stepParams(33, 0, 1, 16, 2, 3, /*maxKeys=*/4096 + 33);
   EXPECT_EQ(prefill.at("decode_tokens"), 0);
   EXPECT_EQ(prefill.at("prefill_tiles"), 3);
-  auto mixed = stepParams(17, 1, 2, 16, 2, 3);
+  auto mixed = stepParams(17, 1, 2, 16, 2, 3, 40);
   EXPECT_EQ(mixed.at("decode_tokens"), 1);
   EXPECT_EQ(mixed.at("prefill_tiles"), 2);
   // One token: the matrix-vector kernels, not the GEMMs.
-  auto one = stepParams(1, 1, 1, 16, 2, 3);
+  auto one = stepParams(1, 1, 1, 16, 2, 3, 40);
   EXPECT_EQ(one.at("gemv_token"), 1);
   EXPECT_EQ(one.at("gemm_tokens"), 0);
   EXPECT_EQ(mixed.at("gemv_token"), 0);
   EXPECT_EQ(mixed.at("gemm_tokens"), 17);
+  // Key splits of the prefill attention: 128 / tiles of them, each with at
+  // least 8 key tiles of the longest sequence, at most 16; none for a step
+  // without prompt tokens.
+  EXPECT_EQ(decode.at("prefill_splits"), 1);
+  EXPECT_EQ(decode.at("prefill_blocks"), 0);
+  // 33 tokens after a 4096-token cached prefix: 3 tiles over 130 key tiles.
+  EXPECT_EQ(prefill.at("prefill_splits"), 16);
+  EXPECT_EQ(prefill.at("prefill_blocks"), 48);
+  EXPECT_EQ(prefill.at("prefill_partials"), 33 * 16);
+  EXPECT_EQ(prefill.at("prefill_merge_tokens"), 33);
+  // A fresh prompt of 128 tokens: 4 key tiles, too few to split.
+  auto fresh128 = stepParams(128, 0, 1, 16, 8, 8, 128);
+  EXPECT_EQ(fresh128.at("prefill_splits"), 1);
+  EXPECT_EQ(fresh128.at("prefill_partials"), 0);
+  EXPECT_EQ(fresh128.at("prefill_merge_tokens"), 0);
+  auto fresh512 = stepParams(512, 0, 1, 16, 32, 32, 512);
+  EXPECT_EQ(fresh512.at("prefill_splits"), 2); // 16 key tiles
+  EXPECT_EQ(fresh512.at("prefill_blocks"), 64);
+  auto fresh2048 = stepParams(2048, 0, 1, 16, 128, 128, 2048);
+  EXPECT_EQ(fresh2048.at("prefill_splits"), 1); // 128 tiles
+  EXPECT_EQ(fresh2048.at("prefill_blocks"), 128);
   EXPECT_TRUE(isDecodeStep(4, 4, 4, 4));
   EXPECT_FALSE(isDecodeStep(4, 3, 4, 4)); // a prompt token among them
   EXPECT_FALSE(isDecodeStep(4, 4, 4, 3)); // a token wanting no logits

@@ -183,10 +183,15 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
         out.set(t * h + d, row[d]);
     } else if (startsWith(k, "attention_merge_")) {
       // out = sum_z acc_z e^(m_z - m) / sum_z l_z e^(m_z - m), m = max_z m_z.
-      // Block row t: token generated_rows[t] for the "_generated" kernels.
+      // Block row t: token generated_rows[t] for the "_generated" kernels;
+      // "_prompt": token t, skipped if generated, its splits an argument.
       Ref partial = arg(a[0]), out = arg(a[1]);
+      bool prompt = startsWith(k, "attention_merge_prompt_");
       int64_t token = k.find("_generated") != std::string::npos ? i32(arg(a[2]), t) : t;
-      int64_t heads = c.numHeads, hd = c.headDim, splits = widthOf(a[0]) / (heads * (hd + 2));
+      if (prompt && i32(arg(a[3]), t) != 0)
+        continue;
+      int64_t heads = c.numHeads, hd = c.headDim;
+      int64_t splits = prompt ? scalar(a[2]) : widthOf(a[0]) / (heads * (hd + 2));
       for (int64_t h = 0; h < heads; ++h) {
         int64_t base = (t * heads + h) * splits * (hd + 2);
         double m = -std::numeric_limits<double>::infinity();
@@ -211,7 +216,8 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
       // kv_append: k, v, positions, seqs, tables, pool, slot, bs, width
       // attention: q, positions, seqs, tables, pool, partial, slot, bs, width
       // attention_prefill: q, positions, seqs, tables, pool (pairs), pool,
-      //   out, slot, bs, width, tokens (a block per tile of tokens)
+      //   out, slot, bs, width, tokens, splits, partial, generated (a block
+      //   per tile of tokens and split of its keys)
       size_t base = append ? 2 : 1, scalars = prefill ? 7 : 6;
       Ref positions = arg(a[base]), seqs = arg(a[base + 1]), tables = arg(a[base + 2]),
           pool = arg(a[base + 3]);
@@ -220,7 +226,8 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
       KVGroupIndex g = a[base + 3].name == "full_pool" ? kFullGroup : kSlidingGroup;
       int64_t layers = manifest_.kvGroups[g].layers.size();
       int64_t kvh = c.numKVHeads, hd = c.headDim, heads = c.numHeads;
-      int64_t firstToken = prefill ? t * kPrefillTileTokens : t;
+      int64_t splits = prefill ? scalar(a[11]) : 1, split = t % splits;
+      int64_t firstToken = prefill ? t / splits * kPrefillTileTokens : t;
       int64_t endToken =
           prefill ? std::min(firstToken + kPrefillTileTokens, scalar(a[10])) : t + 1;
       // The "_generated" kernels' block row t is token generated_rows[t];
@@ -262,6 +269,31 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
           }
           continue;
         }
+        // The prefill kernel's keys for `split` of the run (tokens of one
+        // sequence in a row) holding `token` within its tile: the run's key
+        // tiles [lo / tile * tile, max p + 1), lo = min p - W + 1 (sliding)
+        // or 0, shared out contiguously, whole tiles per split.
+        auto prefillSplitKeys = [&](int64_t token, int64_t split) {
+          int64_t tileStart = t / splits * kPrefillTileTokens;
+          int64_t tileEnd = std::min(tileStart + kPrefillTileTokens, scalar(a[10]));
+          int64_t runStart = tileStart;
+          for (int64_t i = tileStart; i < tileEnd; ++i)
+            if (i > runStart && i32(seqs, i) != i32(seqs, i - 1)) {
+              if (i > token)
+                break;
+              runStart = i;
+            }
+          int64_t minP = i32(positions, runStart), maxP = minP;
+          for (int64_t i = runStart; i < tileEnd && i32(seqs, i) == i32(seqs, runStart); ++i)
+            minP = std::min<int64_t>(minP, i32(positions, i)),
+            maxP = std::max<int64_t>(maxP, i32(positions, i));
+          int64_t lo = sliding ? std::max<int64_t>(0, minP - c.slidingWindow + 1) : 0;
+          int64_t hi = maxP + 1, firstTile = lo / kPrefillKeyTile * kPrefillKeyTile;
+          int64_t share = ((hi - firstTile + kPrefillKeyTile - 1) / kPrefillKeyTile + splits - 1) /
+                          splits * kPrefillKeyTile;
+          int64_t from = std::min(firstTile + split * share, hi);
+          return std::pair<int64_t, int64_t>{from, std::min(from + share, hi)};
+        };
         // q . k_j for KV head kv.
         auto dotKey = [&](const std::vector<float> &query, int64_t kv, int64_t j) {
           double dot = 0;
@@ -299,6 +331,8 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
           mx = -std::numeric_limits<double>::infinity();
           sum = 0;
           acc.assign(hd, 0.0);
+          if (lo >= hi) // no key (a split's keys can all lie outside [first, p])
+            return;
           for (int64_t tile = lo / kPrefillKeyTile * kPrefillKeyTile; tile < hi;
                tile += kPrefillKeyTile) {
             int64_t from = std::max(tile, lo), to = std::min(tile + kPrefillKeyTile, hi);
@@ -333,11 +367,21 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
             rotate(query);
           double mx, sum;
           std::vector<double> acc;
-          if (prefill) { // the whole range, with the kernel's roundings
-            attendTiled(query, kv, first, p + 1, mx, sum, acc);
-            Ref out = arg(a[6]);
+          if (prefill) { // the split's keys, with the kernel's roundings
+            auto [lo, hi] = prefillSplitKeys(token, split);
+            attendTiled(query, kv, std::max(first, lo), std::min(p + 1, hi), mx, sum, acc);
+            if (splits == 1) {
+              Ref out = arg(a[6]);
+              for (int64_t d = 0; d < hd; ++d)
+                out.set(token * heads * hd + h * hd + d, (float)(acc[d] / sum));
+              continue;
+            }
+            Ref partial = arg(a[12]);
+            int64_t at = ((token * heads + h) * splits + split) * (hd + 2);
+            partial.set(at, (float)mx);
+            partial.set(at + 1, (float)sum);
             for (int64_t d = 0; d < hd; ++d)
-              out.set(token * heads * hd + h * hd + d, (float)(acc[d] / sum));
+              partial.set(at + 2 + d, (float)acc[d]);
             continue;
           }
           // Partial results of each split of the keys [first, p].
@@ -440,7 +484,7 @@ Status PlanInterpreter::run(const StepInput &in, std::vector<float> &logits) {
     return s;
   generatedRows_ = in.generatedRows();
   params_ = stepParams(tokens, generatedRows_.size(), rows, blockSize_,
-                       in.tableWidth[kFullGroup], in.tableWidth[kSlidingGroup]);
+                       in.tableWidth[kFullGroup], in.tableWidth[kSlidingGroup], in.maxKeys());
   logits_.assign(rows * manifest_.config.vocabSize, 0.0f);
   for (const PlanBuffer &b : manifest_.launchPlan.buffers) {
     int64_t n = params_.at(b.rowsParam) * b.width * dtypeSize(b.dtype);
