@@ -10,8 +10,10 @@ namespace mlir::cohere2c {
 
 /// cos and sin (f32) of the rotary angle of pair `pair` (index) at `position`
 /// (i32): position * theta^(-2 pair / headDim) (Su et al., RoFormer; GPT-J's
-/// interleaved pairs). Computed in f64, as the float64 oracle, so that long
-/// positions keep their angle exact to f32.
+/// interleaved pairs). The angle is formed and reduced to [-pi, pi] in f64,
+/// so that long positions keep it exact to f32 (as the float64 oracle's);
+/// cos and sin of the reduced angle are f32 (within an ulp or two of the
+/// oracle's, rounded to f32).
 std::pair<Value, Value> emitRotaryCosSin(ImplicitLocOpBuilder &b, double theta,
                                          int64_t headDim, Value position, Value pair);
 
