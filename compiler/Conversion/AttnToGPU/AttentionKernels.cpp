@@ -361,6 +361,9 @@ std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t
 // A registers hold (g, 2c), (g + 8, 2c), (g, 2c + 8), (g + 8, 2c + 8);
 // B registers (2c, g), (2c + 8, g); C holds (g, 2c), (g, 2c + 1),
 // (g + 8, 2c), (g + 8, 2c + 1).
+// The block stages each key tile's K and V rows in shared memory (16-byte
+// loads, the next tile's issued before this one is used), from which the
+// warps read their fragments.
 // Features are permuted so that a lane reads contiguous memory (a sum over
 // features does not depend on their order, and the output is stored back in
 // place): in S = Q K^T, step ks's k-index pair 2c (2c + 8) is feature pair
@@ -381,22 +384,29 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
       "_l" + std::to_string(groupLayers) + strideSuffix("q", qStride, heads * hd));
   Type bf16 = b.getBF16Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
   Type f32t = b.getF32Type();
-  // q, positions, seqs, tables, pool (as i32 pairs), pool (as 16-byte
-  // vectors of pairs), out, slot, block_size, table_width, tokens, splits,
-  // partial (f32), generated
+  // q, positions, seqs, tables, pool (as 16-byte vectors of bf16 pairs),
+  // out, slot, block_size, table_width, tokens, splits, partial (f32),
+  // generated
   Type quad = VectorType::get({4}, i32);
-  if (!beginKernel(name, {flat(bf16), flat(i32), flat(i32), flat(i32), flat(i32), flat(quad),
-                          flat(bf16), i64, i64, i64, i64, i64, flat(f32t), flat(i32)},
-                   group * kWarp, 0))
+  int64_t threads = group * kWarp;
+  if (!beginKernel(name, {flat(bf16), flat(i32), flat(i32), flat(i32), flat(quad), flat(bf16),
+                          i64, i64, i64, i64, i64, flat(f32t), flat(i32)},
+                   threads, 0))
     return name;
   Value q = kernel.getArgument(0), positions = kernel.getArgument(1),
         seqs = kernel.getArgument(2), tables = kernel.getArgument(3),
-        poolPairs = kernel.getArgument(4), poolQuads = kernel.getArgument(5),
-        out = kernel.getArgument(6), partial = kernel.getArgument(12),
-        generated = kernel.getArgument(13);
-  Value slot = toIndex(kernel.getArgument(7)), bs = toIndex(kernel.getArgument(8)),
-        width = toIndex(kernel.getArgument(9)), tokens = toIndex(kernel.getArgument(10)),
-        splits = toIndex(kernel.getArgument(11));
+        pool = kernel.getArgument(4), out = kernel.getArgument(5),
+        partial = kernel.getArgument(11), generated = kernel.getArgument(12);
+  Value slot = toIndex(kernel.getArgument(6)), bs = toIndex(kernel.getArgument(7)),
+        width = toIndex(kernel.getArgument(8)), tokens = toIndex(kernel.getArgument(9)),
+        splits = toIndex(kernel.getArgument(10));
+  // Shared memory: the key tile's K rows, then its V rows, in 16-byte
+  // units, each row padded by one unit (fewer bank conflicts).
+  int64_t keyQuads = hd / 8, rowQuads = keyQuads + 1;
+  Value tile = kernel.addWorkgroupAttribution(
+      MemRefType::get({2 * kPrefillKeyTile * rowQuads}, quad, MemRefLayoutAttrInterface{},
+                      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup)),
+      b.getLoc());
   auto divu = [&](Value x, int64_t d) { return arith::DivUIOp::create(b, x, index(d)); };
   auto remu = [&](Value x, int64_t d) { return arith::RemUIOp::create(b, x, index(d)); };
   auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
@@ -414,21 +424,21 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
         NVVM::FPRoundingModeAttr::get(b.getContext(), NVVM::FPRoundingMode::RN));
     return LLVM::BitcastOp::create(b, i32, pair).getResult();
   };
-  // `count` words (bf16 pairs) of the pool from word `first`: 16-byte loads
-  // where count is a multiple of 4 (first then is too), else 4-byte ones.
-  auto loadWords = [&](Value first, int64_t count) {
+  // `count` words (bf16 pairs) from word `first` of the staged K (kv = 0)
+  // or V (kv = 1) row of the tile's key `key`: 16-byte loads where count is
+  // a multiple of 4 (first then is too), else the words of one 16-byte unit.
+  auto tileWords = [&](int64_t kv, Value key, Value first, int64_t count) {
     SmallVector<Value> words;
-    if (count % 4 != 0) {
-      for (int64_t i = 0; i < count; ++i)
-        words.push_back(memref::LoadOp::create(b, poolPairs, ValueRange{add(first, index(i))}));
-      return words;
-    }
-    Value at = divu(first, 4);
-    for (int64_t v = 0; v < count / 4; ++v) {
-      Value quadValue = memref::LoadOp::create(b, poolQuads, ValueRange{add(at, index(v))});
-      for (int32_t i = 0; i < 4; ++i)
+    Value row = mul(add(index(kv * kPrefillKeyTile), key), index(rowQuads));
+    for (int64_t v = 0; v < std::max<int64_t>(count / 4, 1); ++v) {
+      Value quadValue =
+          memref::LoadOp::create(b, tile, ValueRange{add(row, add(divu(first, 4), index(v)))});
+      for (int64_t i = 0; i < std::min<int64_t>(count, 4); ++i) {
+        Value at = count % 4 == 0 ? index(i) : add(remu(first, 4), index(i));
         words.push_back(LLVM::ExtractElementOp::create(
-            b, quadValue, arith::ConstantIntOp::create(b, i, 32)));
+            b, quadValue,
+            arith::IndexCastOp::create(b, i32, at).getResult()));
+      }
     }
     return words;
   };
@@ -575,22 +585,63 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
                            kvWidth, kv),
                mul(kvh, index(hd)));
   };
+  // The block stages a key tile's K and V rows in shared memory: unit u of
+  // the tile (key u / keyQuads, unit u % keyQuads of its row) is thread
+  // u mod threads's, so consecutive threads read consecutive 16 bytes. The
+  // next tile's units are loaded into registers while this one is used.
+  int64_t tileUnits = kPrefillKeyTile * keyQuads;
+  int64_t rounds = (tileUnits + threads - 1) / threads;
+  auto stageLoad = [&](Value kt) {
+    SmallVector<Value> units;
+    for (int64_t i = 0; i < rounds; ++i) {
+      // A unit past the tile (a partial last round) rereads unit 0.
+      Value u = add(threadId, index(i * threads));
+      if ((i + 1) * threads > tileUnits)
+        u = arith::SelectOp::create(b, cmp(arith::CmpIPredicate::ult, u, index(tileUnits)), u,
+                                    index(0));
+      Value key = add(kt, divu(u, keyQuads)), unit = remu(u, keyQuads);
+      for (int64_t kv = 0; kv < 2; ++kv)
+        units.push_back(memref::LoadOp::create(
+            b, pool, ValueRange{add(divu(keyBase(key, kv), 8), unit)}));
+    }
+    return units;
+  };
+  auto stageStore = [&](ValueRange units) {
+    for (int64_t i = 0; i < rounds; ++i) {
+      Value u = add(threadId, index(i * threads));
+      auto store = [&] {
+        Value row = add(mul(divu(u, keyQuads), index(rowQuads)), remu(u, keyQuads));
+        for (int64_t kv = 0; kv < 2; ++kv)
+          memref::StoreOp::create(b, units[2 * i + kv], tile,
+                                  ValueRange{add(row, index(kv * kPrefillKeyTile * rowQuads))});
+      };
+      if ((i + 1) * threads > tileUnits)
+        ifThen(cmp(arith::CmpIPredicate::ult, u, index(tileUnits)), store);
+      else
+        store();
+    }
+  };
   Value scale = f32(1.0 / std::sqrt((double)hd));
-  auto keys = scf::ForOp::create(b, splitLo, splitHi, index(kPrefillKeyTile),
-                                 ValueRange(runs.getAfterArguments()).drop_front());
+  SmallVector<Value> keyInit(ValueRange(runs.getAfterArguments()).drop_front());
+  int64_t stateSize = keyInit.size();
+  keyInit.append(stageLoad(splitLo));
+  auto keys = scf::ForOp::create(b, splitLo, splitHi, index(kPrefillKeyTile), keyInit);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(keys.getBody());
     Value kt = keys.getInductionVar();
-    ValueRange st = keys.getRegionIterArgs();
+    ValueRange st = keys.getRegionIterArgs().take_front(stateSize);
+    gpu::BarrierOp::create(b); // every warp is done with the previous tile
+    stageStore(keys.getRegionIterArgs().drop_front(stateSize));
+    gpu::BarrierOp::create(b);
+    SmallVector<Value> staged = stageLoad(add(kt, index(kPrefillKeyTile)));
     // S = Q K^T for keys kt + 8 nb + [0, 8): this lane's B column is key
     // kt + 8 nb + g; its C columns are keys kt + 8 nb + 2c + {0, 1}.
     int64_t keyTiles = kPrefillKeyTile / 8;
     SmallVector<SmallVector<Value>> sTile;
     for (int64_t nb = 0; nb < keyTiles; ++nb) {
-      Value kWord = add(divu(keyBase(add(kt, add(index(nb * 8), g)), 0), 2),
-                        mul(c, index(hd / 8)));
-      SmallVector<Value> words = loadWords(kWord, hd / 8);
+      SmallVector<Value> words =
+          tileWords(0, add(index(nb * 8), g), mul(c, index(hd / 8)), hd / 8);
       SmallVector<Value> acc(4, f32(0));
       for (int64_t ks = 0; ks < hd / 16; ++ks)
         acc = mma(qFrag[ks], {words[2 * ks], words[2 * ks + 1]}, acc);
@@ -636,13 +687,11 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
                               packF32(sTile[2 * kk][2], sTile[2 * kk][3]),
                               packF32(sTile[2 * kk + 1][0], sTile[2 * kk + 1][1]),
                               packF32(sTile[2 * kk + 1][2], sTile[2 * kk + 1][3])};
-      Value j0 = add(kt, add(index(kk * 16), mul(c, index(2))));
+      Value j0 = add(index(kk * 16), mul(c, index(2)));
       SmallVector<Value> v[4];
       int64_t step[4] = {0, 1, 8, 9};
       for (int i = 0; i < 4; ++i)
-        v[i] = loadWords(add(divu(keyBase(add(j0, index(step[i])), 1), 2),
-                             mul(g, index(hd / 16))),
-                         hd / 16);
+        v[i] = tileWords(1, add(j0, index(step[i])), mul(g, index(hd / 16)), hd / 16);
       for (int64_t fb = 0; fb < outTiles; ++fb) {
         int64_t w = fb / 2;
         auto halves = [&](Value lo, Value hi) {
@@ -654,10 +703,11 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
         std::copy(o.begin(), o.end(), next.begin() + 4 + fb * 4);
       }
     }
+    next.append(staged);
     scf::YieldOp::create(b, next);
   }
   SmallVector<Value> yielded = {runEnd};
-  yielded.append(keys.getResults().begin(), keys.getResults().end());
+  yielded.append(keys.getResults().begin(), keys.getResults().begin() + stateSize);
   scf::YieldOp::create(b, yielded);
   }
 

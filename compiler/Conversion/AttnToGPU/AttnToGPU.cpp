@@ -349,8 +349,8 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
                   allocate(heads * (hd + 2), DType::F32, "prefill_partials");
               kernelStep(prefillAttentionKernel(o, layers, strideOf(q)), "prefill_blocks",
                          o.getNumKvHeads(), queriesPerKv * kWarp,
-                         {q, input("positions"), input("seqs"), tables, pool, pool, out, slot,
-                          bs, width, param("tokens"), param("prefill_splits"),
+                         {q, input("positions"), input("seqs"), tables, pool, out, slot, bs,
+                          width, param("tokens"), param("prefill_splits"),
                           buffer(promptPartial), input("generated")});
               kernelStep(attentionMergeKernel(e, heads, hd, MergeRows::Prompt),
                          "prefill_merge_tokens", heads, hd,

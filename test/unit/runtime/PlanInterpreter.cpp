@@ -215,10 +215,10 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
                      startsWith(k, "kv_append_rope");
       // kv_append: k, v, positions, seqs, tables, pool, slot, bs, width
       // attention: q, positions, seqs, tables, pool, partial, slot, bs, width
-      // attention_prefill: q, positions, seqs, tables, pool (pairs), pool,
-      //   out, slot, bs, width, tokens, splits, partial, generated (a block
-      //   per tile of tokens and split of its keys)
-      size_t base = append ? 2 : 1, scalars = prefill ? 7 : 6;
+      // attention_prefill: q, positions, seqs, tables, pool, out, slot, bs,
+      //   width, tokens, splits, partial, generated (a block per tile of
+      //   tokens and split of its keys)
+      size_t base = append ? 2 : 1, scalars = 6;
       Ref positions = arg(a[base]), seqs = arg(a[base + 1]), tables = arg(a[base + 2]),
           pool = arg(a[base + 3]);
       int64_t slot = scalar(a[scalars]), bs = scalar(a[scalars + 1]),
@@ -226,10 +226,10 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
       KVGroupIndex g = a[base + 3].name == "full_pool" ? kFullGroup : kSlidingGroup;
       int64_t layers = manifest_.kvGroups[g].layers.size();
       int64_t kvh = c.numKVHeads, hd = c.headDim, heads = c.numHeads;
-      int64_t splits = prefill ? scalar(a[11]) : 1, split = t % splits;
+      int64_t splits = prefill ? scalar(a[10]) : 1, split = t % splits;
       int64_t firstToken = prefill ? t / splits * kPrefillTileTokens : t;
       int64_t endToken =
-          prefill ? std::min(firstToken + kPrefillTileTokens, scalar(a[10])) : t + 1;
+          prefill ? std::min(firstToken + kPrefillTileTokens, scalar(a[9])) : t + 1;
       // The "_generated" kernels' block row t is token generated_rows[t];
       // the prefill kernel skips generated tokens.
       bool generatedOnly = k.find("_generated") != std::string::npos;
@@ -275,7 +275,7 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
         // or 0, shared out contiguously, whole tiles per split.
         auto prefillSplitKeys = [&](int64_t token, int64_t split) {
           int64_t tileStart = t / splits * kPrefillTileTokens;
-          int64_t tileEnd = std::min(tileStart + kPrefillTileTokens, scalar(a[10]));
+          int64_t tileEnd = std::min(tileStart + kPrefillTileTokens, scalar(a[9]));
           int64_t runStart = tileStart;
           for (int64_t i = tileStart; i < tileEnd; ++i)
             if (i > runStart && i32(seqs, i) != i32(seqs, i - 1)) {
@@ -371,12 +371,12 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
             auto [lo, hi] = prefillSplitKeys(token, split);
             attendTiled(query, kv, std::max(first, lo), std::min(p + 1, hi), mx, sum, acc);
             if (splits == 1) {
-              Ref out = arg(a[6]);
+              Ref out = arg(a[5]);
               for (int64_t d = 0; d < hd; ++d)
                 out.set(token * heads * hd + h * hd + d, (float)(acc[d] / sum));
               continue;
             }
-            Ref partial = arg(a[12]);
+            Ref partial = arg(a[11]);
             int64_t at = ((token * heads + h) * splits + split) * (hd + 2);
             partial.set(at, (float)mx);
             partial.set(at + 1, (float)sum);
