@@ -306,8 +306,7 @@ Status Engine::step(std::vector<Active *> &running,
   }
 
   Clock::time_point start = Clock::now();
-  std::vector<float> logits;
-  Status ran = executor_.run(in, logits);
+  Status ran = executor_.run(in, logits_);
   if (!ran.ok())
     return ran;
   double ms = msSince(start);
@@ -333,13 +332,13 @@ Status Engine::step(std::vector<Active *> &running,
       // since admission caps the reused prefix there.
       int64_t recorded = std::max<int64_t>(0, end - std::max(begin, a->nextLogitsRow));
       a->result.logits.insert(a->result.logits.end(),
-                              logits.begin() + (lastLogit[s] - recorded) * vocab,
-                              logits.begin() + lastLogit[s] * vocab);
+                              logits_.begin() + (lastLogit[s] - recorded) * vocab,
+                              logits_.begin() + lastLogit[s] * vocab);
       a->nextLogitsRow = std::max(a->nextLogitsRow, end);
     }
     if (end != (int64_t)a->tokens.size())
       continue; // a prefill chunk that samples nothing
-    const float *row = logits.data() + (lastLogit[s] - 1) * vocab;
+    const float *row = logits_.data() + (lastLogit[s] - 1) * vocab;
     int32_t token = a->sampler.sample(row, vocab);
     a->result.generatedIds.push_back(token);
     if (a->result.generatedIds.size() == 1)
