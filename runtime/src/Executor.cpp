@@ -84,8 +84,9 @@ Status StepInput::check(const StepLimits &limits) const {
 
 int64_t StepInput::maxKeys() const {
   int64_t keys = 0;
-  for (int32_t p : positions)
-    keys = std::max<int64_t>(keys, int64_t(p) + 1);
+  for (size_t t = 0; t < positions.size(); ++t)
+    if (!generated[t])
+      keys = std::max<int64_t>(keys, int64_t(positions[t]) + 1);
   return keys;
 }
 

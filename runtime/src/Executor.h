@@ -39,8 +39,11 @@ struct StepInput {
   std::vector<int32_t> ids, positions, seqRows;
   /// [T]: 1 for a generated token (its position at or past the prompt's
   /// length, also when recomputed after preemption), 0 for a prompt token.
-  /// Targets may compute the two kinds with different kernels; a token's
-  /// result then depends only on its kind, never on what else the step holds.
+  /// Targets may compute the two kinds with different kernels. (The cuda
+  /// target's results also depend on the step's shape where it picks
+  /// kernels by it: matrix-vector kernels for a step of one token, GEMM
+  /// tilings by token count, prefill attention splits by tile count; to
+  /// within rounding.)
   std::vector<int32_t> generated;
   /// Per KV group (KVGroupIndex): [numSeqs, tableWidth] block ids, row-major;
   /// entries outside what a token can see may be -1.
@@ -62,8 +65,9 @@ struct StepInput {
   Status check(const StepLimits &limits) const;
   /// The indices of the generated tokens, in order.
   std::vector<int32_t> generatedRows() const;
-  /// The most keys a token of the step sees before its window: its
-  /// position + 1, at most (0 for an empty step).
+  /// The most keys a prompt token of the step sees before its window: its
+  /// position + 1 (0 without prompt tokens; generated tokens never take
+  /// the prefill kernels this sizes).
   int64_t maxKeys() const;
 };
 

@@ -12,6 +12,9 @@ for model in "$root"/test/data/models/*/; do
       -o "$out/$name-$precision.so"
   done
 done
+# The host target's f32, the reference of run_all.sh's long-prompt check.
+"$root/build/bin/cohere2c-compile" "$root/test/data/models/tiny-cohere2" --target host \
+  --precision f32 -o "$out/tiny-cohere2-host-f32.so"
 for precision in bf16 fp8-rowwise; do
   "$root/build/bin/cohere2c-compile" "$root/test/data/configs/command-r7b.config.json" \
     --target cuda --precision "$precision" -o "$out/command-r7b-$precision.so"

@@ -50,7 +50,8 @@ with open(f"{work}/pair.jsonl", "w") as f:
 os.makedirs(f"{work}/pair", exist_ok=True)
 out = cohere2c(["--requests", f"{work}/pair.jsonl", "--max-batch", "2", "--no-prefix-cache",
                 "--ignore-eos", "--logits-dir", f"{work}/pair"])
-pair = next(json.loads(l) for l in out.splitlines() if l.startswith("{"))["generated_ids"]
+pair = next(r for r in map(json.loads, (l for l in out.splitlines() if l.startswith("{")))
+            if r["id"] == "a")["generated_ids"]
 solo_logits = load_file(f"{work}/solo.safetensors")["logits"].astype(np.float64)
 pair_logits = load_file(f"{work}/pair/a.safetensors")["logits"].astype(np.float64)
 e1 = error(solo_logits, teacher([int(t) for t in solo], "teacher-solo.safetensors"))

@@ -5,9 +5,9 @@
 # scale (a 2048-token prompt, 128 decoded tokens). Needs build/bin/cohere2c-run
 # and build/gpu-artifacts from test/gpu/build_artifacts.sh, and python3 with
 # numpy and safetensors. Exits non-zero if any check fails.
-#   run_all.sh [SECTION...]   sections: models fp8 onetoken prefix r7b (default: all)
+#   run_all.sh [SECTION...]   sections: models fp8 onetoken long prefix r7b (default: all)
 set -uo pipefail
-sections=" ${*:-models fp8 onetoken prefix r7b} "
+sections=" ${*:-models fp8 onetoken long prefix r7b} "
 want() { [[ "$sections" == *" $1 "* ]]; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
 run="${COHERE2C_RUN:-$root/build/bin/cohere2c-run}"
@@ -62,6 +62,28 @@ want onetoken && for model in "$root"/test/data/models/*/; do
     python3 "$root/test/gpu/one_token_steps.py" "$run" "$art/$name-$precision.so" "$ids" 24 "$work" \
       "$name $precision" || failures=$((failures+1))
   done
+done
+
+want long && echo "--- a 1000-token prompt in chunks of 64 (prefill attention split over blocks) against the host target"
+want long && for chunk in 64 0; do
+  ids=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['prompts']; p=r[sorted(r)[0]]; print(','.join(str(p[i % len(p)]) for i in range(1000)))" \
+    "$root/test/data/models/tiny-cohere2/reference.json")
+  for target in host-f32 bf16; do
+    "$run" "$art/tiny-cohere2-$target.so" --prompt-ids "$ids" --max-new-tokens 1 --ignore-eos \
+      --prefill-chunk "$chunk" --logits-out "$work/long-$target.safetensors" > /dev/null 2> "$work/err" \
+      || { echo "FAIL long prompt, $target: cohere2c-run failed"; cat "$work/err"; failures=$((failures+1)); }
+  done
+  python3 - "$work/long-host-f32.safetensors" "$work/long-bf16.safetensors" "$chunk" <<'PY' || failures=$((failures+1))
+import sys
+import numpy as np
+from safetensors.numpy import load_file
+ref, ours = (load_file(p)["logits"].astype(np.float64) for p in sys.argv[1:3])
+err = np.abs(ours - ref).max() / np.abs(ref).max() if ours.shape == ref.shape else float("inf")
+ok = ours.shape == ref.shape == (1000, ref.shape[1]) and np.isfinite(ours).all() and err < 2.5e-2
+print(f"{'PASS' if ok else 'FAIL'} tiny-cohere2 bf16, 1000-token prompt, prefill chunk {sys.argv[3]}: "
+      f"max |d| / max |host f32| {err:.4f} over {ours.shape[0]} rows (at most 2.5e-2)")
+sys.exit(0 if ok else 1)
+PY
 done
 
 want prefix && echo "--- prefix reuse across sliding and full layers (tiny-cohere2, window 8, block size 4)"

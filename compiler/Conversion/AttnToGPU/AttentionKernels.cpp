@@ -426,7 +426,9 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
   };
   // `count` words (bf16 pairs) from word `first` of the staged K (kv = 0)
   // or V (kv = 1) row of the tile's key `key`: 16-byte loads where count is
-  // a multiple of 4 (first then is too), else the words of one 16-byte unit.
+  // a multiple of 4 (first then is too), else the words of one 16-byte unit
+  // (count 2 at an even first: V with head_dim 32, the one head size below
+  // 64 that convert-attn-to-gpu admits).
   auto tileWords = [&](int64_t kv, Value key, Value first, int64_t count) {
     SmallVector<Value> words;
     Value row = mul(add(index(kv * kPrefillKeyTile), key), index(rowQuads));
@@ -564,15 +566,19 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
   Value hi = add(maxP, index(1)), last = maxP;
   // Key tiles start at multiples of kPrefillKeyTile, so that a row meets
   // the same tiles in the same order whatever else its run holds: keys a
-  // row does not see change nothing of its state (exactly), and its result
-  // does not depend on how the prompt was chunked or batched.
+  // row does not see change nothing of its state (exactly). With one split,
+  // or a run of at most kMinPrefillSplitKeyTiles key tiles (one split holds
+  // them all; the merge of one partial is exact), a row's result does not
+  // depend on how the prompt was chunked or batched; a longer run's split
+  // points depend on the step's splits, and its result on them (bf16
+  // weights P rounded against each split's own max).
   Value firstTile = mul(divu(lo, kPrefillKeyTile), index(kPrefillKeyTile));
-  // This block's key tiles: a contiguous share of the run's.
-  Value share = mul(arith::CeilDivUIOp::create(
-                        b,
-                        arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, hi, firstTile),
-                                                   index(kPrefillKeyTile)),
-                        splits),
+  // This block's key tiles: a contiguous share of the run's, at least
+  // kMinPrefillSplitKeyTiles of them (later splits are left empty).
+  Value runTiles =
+      arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, hi, firstTile), index(kPrefillKeyTile));
+  Value share = mul(arith::MaxUIOp::create(b, arith::CeilDivUIOp::create(b, runTiles, splits),
+                                           index(kMinPrefillSplitKeyTiles)),
                     index(kPrefillKeyTile));
   Value splitLo = arith::MinUIOp::create(b, add(firstTile, mul(split, share)), hi);
   Value splitHi = arith::MinUIOp::create(b, add(splitLo, share), hi);

@@ -240,12 +240,14 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
       return;
     int64_t perBlock = gemvBlockRows((bool)fp8, n);
     // The weights (and scales) of the whole group: n rows from the first's.
-    PlanArg w = weightArg(weight), wScales = weightArg(fp8 ? weightOf(fp8.getWeightScaleAttr()) : "");
+    PlanArg w = weightArg(weight);
     w.width = n * k;
-    wScales.width = n;
     std::vector<PlanArg> args = {buffers[input], w, out};
-    if (fp8)
+    if (fp8) {
+      PlanArg wScales = weightArg(weightOf(fp8.getWeightScaleAttr()));
+      wScales.width = n;
       args = {buffers[input], buffers[fp8.getInputScales()], w, wScales, out};
+    }
     kernelStep(gemvKernel((bool)fp8, n, k, outType), "gemv_token", (n + perBlock - 1) / perBlock,
                kGemvWarps * kWarp, args);
   };

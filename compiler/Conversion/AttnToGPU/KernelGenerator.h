@@ -34,6 +34,7 @@
 namespace mlir::cohere2c::attn_to_gpu {
 
 using ::cohere2c::DType;
+using ::cohere2c::kMinPrefillSplitKeyTiles;
 using ::cohere2c::kPrefillKeyTile;
 using ::cohere2c::kPrefillTileTokens;
 using ::cohere2c::LaunchPlan;
@@ -59,8 +60,9 @@ inline int64_t gemvRows(bool fp8) { return fp8 ? 4 : 2; }
 /// several (132 SMs on an H200), so that weight loads keep the memory busy.
 inline constexpr int64_t kGemvMinBlocks = 1024;
 /// Warps of a block that share its output rows, each summing a slice of k
-/// (1, 2, 4 or 8): the fewest that give kGemvMinBlocks blocks. Layers with few
-/// output rows (o, down: 4096 of R7B) take several, q/k/v/gate/up one.
+/// (1, 2, 4 or 8): the fewest that give kGemvMinBlocks blocks, or 8 where
+/// none does (n below 2048 in bf16, 4096 in FP8). Layers with few output
+/// rows (o, down: 4096 of R7B) take several, q/k/v/gate/up one.
 inline int64_t gemvSlices(bool fp8, int64_t n) {
   int64_t slices = 1;
   while (slices < kGemvWarps && n * slices < kGemvMinBlocks * kGemvWarps * gemvRows(fp8))

@@ -218,11 +218,10 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
       // attention_prefill: q, positions, seqs, tables, pool, out, slot, bs,
       //   width, tokens, splits, partial, generated (a block per tile of
       //   tokens and split of its keys)
-      size_t base = append ? 2 : 1, scalars = 6;
+      size_t base = append ? 2 : 1;
       Ref positions = arg(a[base]), seqs = arg(a[base + 1]), tables = arg(a[base + 2]),
           pool = arg(a[base + 3]);
-      int64_t slot = scalar(a[scalars]), bs = scalar(a[scalars + 1]),
-              tw = scalar(a[scalars + 2]);
+      int64_t slot = scalar(a[6]), bs = scalar(a[7]), tw = scalar(a[8]);
       KVGroupIndex g = a[base + 3].name == "full_pool" ? kFullGroup : kSlidingGroup;
       int64_t layers = manifest_.kvGroups[g].layers.size();
       int64_t kvh = c.numKVHeads, hd = c.headDim, heads = c.numHeads;
@@ -272,7 +271,8 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
         // The prefill kernel's keys for `split` of the run (tokens of one
         // sequence in a row) holding `token` within its tile: the run's key
         // tiles [lo / tile * tile, max p + 1), lo = min p - W + 1 (sliding)
-        // or 0, shared out contiguously, whole tiles per split.
+        // or 0, shared out contiguously, whole tiles per split, at least
+        // kMinPrefillSplitKeyTiles per split.
         auto prefillSplitKeys = [&](int64_t token, int64_t split) {
           int64_t tileStart = t / splits * kPrefillTileTokens;
           int64_t tileEnd = std::min(tileStart + kPrefillTileTokens, scalar(a[9]));
@@ -289,8 +289,10 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
             maxP = std::max<int64_t>(maxP, i32(positions, i));
           int64_t lo = sliding ? std::max<int64_t>(0, minP - c.slidingWindow + 1) : 0;
           int64_t hi = maxP + 1, firstTile = lo / kPrefillKeyTile * kPrefillKeyTile;
-          int64_t share = ((hi - firstTile + kPrefillKeyTile - 1) / kPrefillKeyTile + splits - 1) /
-                          splits * kPrefillKeyTile;
+          int64_t runTiles = (hi - firstTile + kPrefillKeyTile - 1) / kPrefillKeyTile;
+          int64_t share =
+              std::max((runTiles + splits - 1) / splits, kMinPrefillSplitKeyTiles) *
+              kPrefillKeyTile;
           int64_t from = std::min(firstTile + split * share, hi);
           return std::pair<int64_t, int64_t>{from, std::min(from + share, hi)};
         };
@@ -485,6 +487,7 @@ Status PlanInterpreter::run(const StepInput &in, std::vector<float> &logits) {
   generatedRows_ = in.generatedRows();
   params_ = stepParams(tokens, generatedRows_.size(), rows, blockSize_,
                        in.tableWidth[kFullGroup], in.tableWidth[kSlidingGroup], in.maxKeys());
+  mostPrefillSplits_ = std::max(mostPrefillSplits_, params_.at("prefill_splits"));
   logits_.assign(rows * manifest_.config.vocabSize, 0.0f);
   for (const PlanBuffer &b : manifest_.launchPlan.buffers) {
     int64_t n = params_.at(b.rowsParam) * b.width * dtypeSize(b.dtype);

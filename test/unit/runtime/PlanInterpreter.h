@@ -28,6 +28,9 @@ public:
 
   Status run(const StepInput &input, std::vector<float> &logits) override;
   std::array<int64_t, kNumKVGroups> bytesPerBlock() const override;
+  /// The most key splits (step parameter prefill_splits) a step run so far
+  /// had.
+  int64_t mostPrefillSplits() const { return mostPrefillSplits_; }
 
 private:
   /// A typed view of memory.
@@ -62,6 +65,7 @@ private:
   const StepInput *input_ = nullptr;
   std::vector<int32_t> generatedRows_; // of input_
   std::vector<float> logits_;
+  int64_t mostPrefillSplits_ = 0;
 };
 
 } // namespace cohere2c::test
