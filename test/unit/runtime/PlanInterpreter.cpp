@@ -32,11 +32,28 @@ void PlanInterpreter::expectStride(const std::string &kernel, const std::string 
              std::to_string(view.stride);
 }
 
+bool PlanInterpreter::Ref::inBounds(int64_t i) const {
+  if (i >= 0 && i < size)
+    return true;
+  if (error && error->empty())
+    *error = name + ": element " + std::to_string(i) + " accessed, " + std::to_string(size) +
+             " exist";
+  return false;
+}
+
 float PlanInterpreter::Ref::get(int64_t i) const {
+  if (!inBounds(i))
+    return std::numeric_limits<float>::quiet_NaN();
   return elementToFloat(dtype, data + i * dtypeSize(dtype));
 }
 
+int32_t PlanInterpreter::Ref::getInt(int64_t i) const {
+  return inBounds(i) ? reinterpret_cast<const int32_t *>(data)[i] : 0;
+}
+
 void PlanInterpreter::Ref::set(int64_t i, float v) const {
+  if (!inBounds(i))
+    return;
   char *p = data + i * dtypeSize(dtype);
   switch (dtype) {
   case DType::F32:
@@ -70,22 +87,35 @@ PlanInterpreter::Ref PlanInterpreter::arg(const PlanArg &a) {
   switch (a.kind) {
   case PlanArg::Kind::Buffer:
     for (const PlanBuffer &b : manifest_.launchPlan.buffers)
-      if (b.name == a.name) // a column range of the buffer's rows
-        return {buffers_[a.name].data() + a.column * dtypeSize(b.dtype), b.dtype, b.width};
+      if (b.name == a.name) { // a column range of the buffer's rows
+        std::vector<char> &bytes = buffers_[a.name];
+        int64_t elements = bytes.size() / dtypeSize(b.dtype);
+        return {bytes.data() + a.column * dtypeSize(b.dtype), b.dtype, b.width,
+                elements - a.column, a.name, &error_};
+      }
     break;
   case PlanArg::Kind::Weight: {
+    // The entry, or with a width the span of the entries laid out from it.
     const WeightEntry *w = manifest_.weights.find(a.name);
+    int64_t elements = a.width ? a.width : w->numBytes / dtypeSize(w->dtype);
+    if ((int64_t)(w->offset + elements * dtypeSize(w->dtype)) > (int64_t)weights_.size())
+      elements = 0;
     return {const_cast<char *>(static_cast<const char *>(weights_.data())) + w->offset,
-            w->dtype};
+            w->dtype, 0, elements, a.name, &error_};
   }
   case PlanArg::Kind::Input: {
-    auto ints = [](const std::vector<int32_t> &v) {
-      return Ref{reinterpret_cast<char *>(const_cast<int32_t *>(v.data())), DType::F32};
+    auto ints = [&](const std::vector<int32_t> &v) {
+      return Ref{reinterpret_cast<char *>(const_cast<int32_t *>(v.data())), DType::F32, 0,
+                 (int64_t)v.size(), a.name, &error_};
     };
-    if (a.name == "full_pool" || a.name == "sliding_pool")
-      return {pools_[a.name == "full_pool" ? kFullGroup : kSlidingGroup].data(), activations_};
+    if (a.name == "full_pool" || a.name == "sliding_pool") {
+      std::vector<char> &pool = pools_[a.name == "full_pool" ? kFullGroup : kSlidingGroup];
+      return {pool.data(), activations_, 0, (int64_t)(pool.size() / dtypeSize(activations_)),
+              a.name, &error_};
+    }
     if (a.name == "logits")
-      return {reinterpret_cast<char *>(logits_.data()), DType::F32};
+      return {reinterpret_cast<char *>(logits_.data()), DType::F32, 0, (int64_t)logits_.size(),
+              a.name, &error_};
     if (a.name == "ids")
       return ints(input_->ids);
     if (a.name == "positions")
@@ -128,7 +158,7 @@ void PlanInterpreter::quantizeRow(const std::vector<float> &row, uint8_t *bytes,
 void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
   const std::string &k = step.kernel;
   const ModelConfig &c = manifest_.config;
-  auto i32 = [](const Ref &r, int64_t i) { return reinterpret_cast<int32_t *>(r.data)[i]; };
+  auto i32 = [](const Ref &r, int64_t i) { return r.getInt(i); };
   auto widthOf = [&](const PlanArg &a) {
     if (a.width)
       return a.width;
@@ -159,8 +189,11 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
   auto storeQuantized = [&](const std::vector<float> &row, int64_t t, const PlanArg &pairs,
                             const PlanArg &scales) {
     int64_t w = row.size();
-    quantizeRow(row, reinterpret_cast<uint8_t *>(arg(pairs).data) + t * w,
-                reinterpret_cast<float *>(arg(scales).data) + t);
+    Ref bytes = arg(pairs), scale = arg(scales);
+    if (!bytes.inBounds(t * w) || !bytes.inBounds(t * w + w - 1) || !scale.inBounds(t))
+      return;
+    quantizeRow(row, reinterpret_cast<uint8_t *>(bytes.data) + t * w,
+                reinterpret_cast<float *>(scale.data) + t);
   };
   const auto &a = step.args;
   for (int64_t t = 0; t < gridX; ++t) {
@@ -464,9 +497,9 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
 
 void PlanInterpreter::gemm(const PlanStep &step, int64_t m) {
   Ref a = arg(step.args[0]), out = arg(step.args[1]);
-  Ref w = arg({PlanArg::Kind::Weight, step.weight, 0});
+  Ref w = arg({PlanArg::Kind::Weight, step.weight, 0, 0, step.n * step.k});
   bool fp8 = !step.weightScale.empty();
-  Ref ws = fp8 ? arg({PlanArg::Kind::Weight, step.weightScale, 0}) : Ref{};
+  Ref ws = fp8 ? arg({PlanArg::Kind::Weight, step.weightScale, 0, 0, step.n}) : Ref{};
   Ref xs = fp8 ? arg(step.args[2]) : Ref{};
   for (int64_t t = 0; t < m; ++t)
     for (int64_t n = 0; n < step.n; ++n) {
@@ -490,9 +523,10 @@ Status PlanInterpreter::run(const StepInput &in, std::vector<float> &logits) {
   mostPrefillSplits_ = std::max(mostPrefillSplits_, params_.at("prefill_splits"));
   logits_.assign(rows * manifest_.config.vocabSize, 0.0f);
   for (const PlanBuffer &b : manifest_.launchPlan.buffers) {
-    int64_t n = params_.at(b.rowsParam) * b.width * dtypeSize(b.dtype);
-    if ((int64_t)buffers_[b.name].size() < n)
-      buffers_[b.name].resize(n);
+    // Exactly this step's size: a rows parameter too small for what the
+    // kernels touch is an out-of-bounds error, not a read of an earlier
+    // step's rows.
+    buffers_[b.name].resize(params_.at(b.rowsParam) * b.width * dtypeSize(b.dtype));
   }
   for (const PlanStep &step : manifest_.launchPlan.steps) {
     if (step.kind == PlanStep::Kind::Gemm)

@@ -33,13 +33,21 @@ public:
   int64_t mostPrefillSplits() const { return mostPrefillSplits_; }
 
 private:
-  /// A typed view of memory.
+  /// A typed view of `size` elements of memory. An access outside them
+  /// (a plan whose sizes do not cover what its kernels touch) reads NaN or
+  /// writes nothing, and records the first such error in *error.
   struct Ref {
     char *data = nullptr;
     DType dtype = DType::F32;
     int64_t stride = 0; // a buffer's row stride, in elements
+    int64_t size = 0;
+    std::string name;
+    std::string *error = nullptr;
     float get(int64_t i) const;
     void set(int64_t i, float v) const;
+    /// Element i of i32 memory (step inputs, block tables).
+    int32_t getInt(int64_t i) const;
+    bool inBounds(int64_t i) const;
   };
   Ref arg(const PlanArg &a);
   /// Records an error when a kernel's name says another row stride for
