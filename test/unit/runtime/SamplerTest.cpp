@@ -33,6 +33,25 @@ TEST(SamplerTest, GreedyTakesTheFirstLargest) {
   EXPECT_EQ(sampler.sample(logits.data(), logits.size()), 1);
 }
 
+// A vocabulary's worth of values: the largest found in the vectorized body
+// (ties: the first), in the tail past the last 16, and NaN never taken.
+TEST(SamplerTest, GreedyTakesTheFirstLargestOfManyIgnoringNaN) {
+  Sampler sampler(SamplingParams{});
+  std::vector<float> logits(1000);
+  for (size_t i = 0; i < logits.size(); ++i)
+    logits[i] = std::sin(0.37f * i); // in [-1, 1]
+  logits[900] = 5.0f;
+  logits[37] = 5.0f;
+  EXPECT_EQ(sampler.sample(logits.data(), logits.size()), 37);
+  logits[995] = 6.0f; // 1000 = 62 x 16 + 8: in the tail
+  EXPECT_EQ(sampler.sample(logits.data(), logits.size()), 995);
+  logits[0] = std::nanf("");
+  logits[500] = std::nanf("");
+  EXPECT_EQ(sampler.sample(logits.data(), logits.size()), 995);
+  std::vector<float> allNaN(40, std::nanf(""));
+  EXPECT_EQ(sampler.sample(allNaN.data(), allNaN.size()), 0);
+}
+
 TEST(SamplerTest, TemperatureOneFollowsTheSoftmax) {
   // logits 0 and ln 3: probabilities 1/4 and 3/4.
   SamplingParams p;
