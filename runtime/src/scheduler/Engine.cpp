@@ -340,6 +340,11 @@ Status Engine::step(std::vector<Active *> &running,
       continue; // a prefill chunk that samples nothing
     const float *row = logits_.data() + (lastLogit[s] - 1) * vocab;
     int32_t token = a->sampler.sample(row, vocab);
+    if (token < 0)
+      return Status::error("request " + a->request->id + ": the logits of position " +
+                           std::to_string(end - 1) +
+                           " are not finite (NaN or infinite): the weights or the computation "
+                           "overflowed, and no token can be sampled");
     a->result.generatedIds.push_back(token);
     if (a->result.generatedIds.size() == 1)
       a->result.ttftMs = -1; // stamped by run(), which knows its start

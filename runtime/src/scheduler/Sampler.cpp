@@ -12,35 +12,50 @@ namespace cohere2c {
 
 namespace {
 
-/// The first index of the largest of `n` values, as std::max_element (NaN
-/// never the largest; index 0 if every value is NaN). The maximum is taken
-/// over 16 independent running maxima, which the compiler keeps in vector
-/// registers: std::max_element's one compare-and-branch chain took 0.5 ms
-/// for a 256000-token vocabulary, a tenth of a decode step on the GPU.
+/// The first index of the largest of `n` values, as std::max_element, or
+/// -1 if one is NaN or infinite. One pass over 16 lanes, each with its
+/// running maximum and where it first occurred, which the compiler keeps in
+/// vector registers; a sum of x * 0 (NaN for NaN or infinite x) checks the
+/// values on the way. std::max_element's one compare-and-branch chain is
+/// 2.5 times slower (0.354 against 0.139 ms for a 256000-token row on the
+/// build machine).
 int64_t argmax(const float *x, int64_t n) {
   constexpr int64_t kLanes = 16;
-  float lane[kLanes];
+  float lane[kLanes], zero[kLanes] = {};
+  int32_t at[kLanes] = {};
   std::fill(lane, lane + kLanes, -std::numeric_limits<float>::infinity());
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l)
-      lane[l] = x[i + l] > lane[l] ? x[i + l] : lane[l];
-  float best = -std::numeric_limits<float>::infinity();
-  for (int64_t l = 0; l < kLanes; ++l)
-    best = lane[l] > best ? lane[l] : best;
-  for (; i < n; ++i)
-    best = x[i] > best ? x[i] : best;
-  for (int64_t j = 0; j < n; ++j)
-    if (x[j] == best)
-      return j;
-  return 0;
+    for (int64_t l = 0; l < kLanes; ++l) {
+      float v = x[i + l];
+      bool larger = v > lane[l];
+      lane[l] = larger ? v : lane[l];
+      at[l] = larger ? (int32_t)(i + l) : at[l];
+      zero[l] += v * 0.0f;
+    }
+  // Across lanes the lowest index among equal maxima; the tail's indices
+  // come after every lane's.
+  float best = -std::numeric_limits<float>::infinity(), check = 0.0f;
+  int64_t bestAt = 0;
+  for (int64_t l = 0; l < kLanes; ++l) {
+    check += zero[l];
+    if (lane[l] > best || (lane[l] == best && at[l] < bestAt))
+      best = lane[l], bestAt = at[l];
+  }
+  for (; i < n; ++i) {
+    check += x[i] * 0.0f;
+    if (x[i] > best)
+      best = x[i], bestAt = i;
+  }
+  return check == 0.0f && n > 0 ? bestAt : -1;
 }
 
 } // namespace
 
 int32_t Sampler::sample(const float *logits, int64_t vocab) {
-  if (params_.temperature <= 0.0)
-    return (int32_t)argmax(logits, vocab);
+  int64_t greedy = argmax(logits, vocab);
+  if (greedy < 0 || params_.temperature <= 0.0)
+    return (int32_t)greedy;
   std::vector<int32_t> order(vocab);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),

@@ -8,7 +8,7 @@
 namespace cohere2c {
 
 struct SamplingParams {
-  /// 0 = greedy (argmax, the lowest id among equal maxima; NaN never taken).
+  /// 0 = greedy (argmax, the lowest id among equal maxima).
   double temperature = 0.0;
   /// Keep the k most likely tokens (0 = all).
   int64_t topK = 0;
@@ -25,7 +25,8 @@ class Sampler {
 public:
   explicit Sampler(const SamplingParams &params)
       : params_(params), rng_(params.seed) {}
-  /// `logits`: [vocab] f32. Returns a token id in [0, vocab).
+  /// `logits`: [vocab] f32. Returns a token id in [0, vocab), or -1 if a
+  /// logit is NaN or infinite (no distribution to sample from).
   int32_t sample(const float *logits, int64_t vocab);
 
 private:

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace cohere2c {
@@ -34,8 +35,9 @@ TEST(SamplerTest, GreedyTakesTheFirstLargest) {
 }
 
 // A vocabulary's worth of values: the largest found in the vectorized body
-// (ties: the first), in the tail past the last 16, and NaN never taken.
-TEST(SamplerTest, GreedyTakesTheFirstLargestOfManyIgnoringNaN) {
+// (ties: the first) and in the tail past the last 16; a NaN or infinite
+// logit anywhere, in every mode, gives -1.
+TEST(SamplerTest, GreedyTakesTheFirstLargestOfManyAndRefusesNonFinite) {
   Sampler sampler(SamplingParams{});
   std::vector<float> logits(1000);
   for (size_t i = 0; i < logits.size(); ++i)
@@ -45,11 +47,17 @@ TEST(SamplerTest, GreedyTakesTheFirstLargestOfManyIgnoringNaN) {
   EXPECT_EQ(sampler.sample(logits.data(), logits.size()), 37);
   logits[995] = 6.0f; // 1000 = 62 x 16 + 8: in the tail
   EXPECT_EQ(sampler.sample(logits.data(), logits.size()), 995);
-  logits[0] = std::nanf("");
-  logits[500] = std::nanf("");
-  EXPECT_EQ(sampler.sample(logits.data(), logits.size()), 995);
-  std::vector<float> allNaN(40, std::nanf(""));
-  EXPECT_EQ(sampler.sample(allNaN.data(), allNaN.size()), 0);
+  SamplingParams hot;
+  hot.temperature = 1.0;
+  Sampler warm(hot);
+  for (float bad : {std::nanf(""), std::numeric_limits<float>::infinity(),
+                    -std::numeric_limits<float>::infinity()})
+    for (size_t at : {size_t(0), size_t(500), size_t(999)}) {
+      std::vector<float> broken = logits;
+      broken[at] = bad;
+      EXPECT_EQ(sampler.sample(broken.data(), broken.size()), -1) << bad << " at " << at;
+      EXPECT_EQ(warm.sample(broken.data(), broken.size()), -1) << bad << " at " << at;
+    }
 }
 
 TEST(SamplerTest, TemperatureOneFollowsTheSoftmax) {
