@@ -95,7 +95,10 @@ Status checkWeightsHeader(const void *header, uint64_t fileBytes,
     return Status::error(path + ": " + std::to_string(fileBytes) +
                          " bytes, but its header says " +
                          std::to_string(kWeightsHeaderBytes) + " + " +
-                         std::to_string(size) + " (cut short?)" + kRemedy);
+                         std::to_string(size) +
+                         (fileBytes < kWeightsHeaderBytes + size ? " (cut short?)"
+                                                                 : " (bytes appended?)") +
+                         kRemedy);
   std::string fileId = hex(p + kIdOffset, kIdBytes);
   if (fileId != id)
     return Status::error(

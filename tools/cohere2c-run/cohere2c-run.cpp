@@ -286,9 +286,14 @@ int main(int argc, char **argv) {
   bool writeRequestLogits = logitsDirOption->count() > 0;
   if (writeRequestLogits && requestsPath.empty())
     return fail("--logits-dir needs --requests");
-  if (writeRequestLogits && access(logitsDir.c_str(), W_OK) != 0)
-    return fail("--logits-dir: " + logitsDir + ": not a writable folder (" +
-                std::strerror(errno) + ")");
+  if (writeRequestLogits) {
+    struct stat info;
+    if (stat(logitsDir.c_str(), &info) != 0 || access(logitsDir.c_str(), W_OK) != 0)
+      return fail("--logits-dir: " + logitsDir + ": not a writable folder (" +
+                  std::strerror(errno) + ")");
+    if (!S_ISDIR(info.st_mode))
+      return fail("--logits-dir: " + logitsDir + ": not a folder");
+  }
   // Opened now: a path that cannot be written fails before generating.
   std::ofstream logitsFile;
   if (writeLogits) {

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace cohere2c {
 namespace {
 
@@ -138,6 +140,39 @@ TEST(EngineTest, ValidateBoundsSlidingGroupByWindowAndChunk) {
   // A short request needs no more than its own positions: 3 + 2 - 1 = 4.
   options.numBlocks = 1;
   EXPECT_EQ(validate(3, 2, options, /*allSliding=*/true), "");
+}
+
+/// Logits that went NaN from the second step on (as a corrupted weights
+/// file or an overflow at run time makes them).
+class NaNLogitsExecutor : public Executor {
+public:
+  Status run(const StepInput &in, std::vector<float> &logits) override {
+    logits.assign(in.logitRows.size() * 512, steps_++ ? std::nanf("") : 1.0f);
+    return Status::success();
+  }
+  std::array<int64_t, kNumKVGroups> bytesPerBlock() const override { return {1, 1}; }
+
+private:
+  int steps_ = 0;
+};
+
+TEST(EngineTest, NonFiniteLogitsStopTheRequestWithAnError) {
+  Manifest m = manifestFor("models/tiny-cohere2/config.json", "host", "f32");
+  NaNLogitsExecutor executor;
+  EngineOptions options = withBatch(1);
+  options.numBlocks = 8;
+  options.ignoreEos = true;
+  auto engine = Engine::create(executor, m, options);
+  ASSERT_TRUE(engine.ok()) << engine.status().message();
+  Request r;
+  r.id = "r";
+  r.promptIds = {5, 6, 7};
+  r.maxNewTokens = 4;
+  auto results = (*engine)->run({r});
+  ASSERT_FALSE(results.ok()) << "generated from NaN logits";
+  EXPECT_EQ(results.status().message(),
+            "request r: the logits of position 3 are not finite (NaN or infinite): the "
+            "weights or the computation overflowed, and no token can be sampled");
 }
 
 } // namespace
