@@ -78,10 +78,12 @@ std::string weightsPathFor(StringRef libraryPath) {
   return std::string(path);
 }
 
-/// OUT.weights: the header page with `id`, then the packed weights.
-Error writeWeights(const ::cohere2c::Checkpoint &checkpoint,
-                   const ::cohere2c::WeightLayout &layout, StringRef id,
-                   StringRef source, StringRef path) {
+/// OUT.weights: the header page with `id`, then the packed weights, in a
+/// buffer that replaces `path` only when committed (a temporary file until
+/// then, removed if it never is).
+Expected<std::unique_ptr<FileOutputBuffer>>
+packWeightsFile(const ::cohere2c::Checkpoint &checkpoint, const ::cohere2c::WeightLayout &layout,
+                StringRef id, StringRef source, StringRef path) {
   Expected<std::unique_ptr<FileOutputBuffer>> buffer = FileOutputBuffer::create(
       path, ::cohere2c::kWeightsHeaderBytes + layout.totalBytes);
   if (!buffer)
@@ -98,7 +100,7 @@ Error writeWeights(const ::cohere2c::Checkpoint &checkpoint,
       });
   if (!packed.ok())
     return createStringError(packed.message());
-  return (*buffer)->commit();
+  return std::move(*buffer);
 }
 
 } // namespace
@@ -135,6 +137,21 @@ int main(int argc, char **argv) {
     if (!tensors.ok())
       return fail(tensors.message());
     checkpoint = std::move(*opened);
+  }
+  // An output the compiler could not write fails now, not after lowering.
+  if (outputPath.empty())
+    return fail("-o: an empty path");
+  if (outputPath != "-") {
+    if (sys::fs::is_directory(outputPath))
+      return fail("-o " + outputPath + ": is a folder");
+    SmallString<256> folder(outputPath);
+    sys::path::remove_filename(folder);
+    if (folder.empty())
+      folder = ".";
+    if (!sys::fs::is_directory(folder))
+      return fail("-o " + outputPath + ": no folder " + std::string(folder));
+    if (sys::fs::access(folder, sys::fs::AccessMode::Write))
+      return fail("-o " + outputPath + ": cannot write in " + std::string(folder));
   }
   // Never write over an input: -o ck/model.safetensors would destroy it.
   std::vector<std::string> inputs = {configPath};
@@ -226,13 +243,32 @@ int main(int argc, char **argv) {
     }
     library = std::move(module);
   }
+  // OUT.so and OUT.weights are replaced together or not at all: the
+  // weights are packed (and checked) into a temporary file, the library is
+  // linked to a temporary path, and only then are both moved into place.
+  std::unique_ptr<FileOutputBuffer> weights;
+  std::string weightsPath = weightsPathFor(outputPath);
+  if (checkpoint) {
+    auto packed = packWeightsFile(*checkpoint, manifest.weights, manifest.weightsId,
+                                  modelPath, weightsPath);
+    if (!packed)
+      return fail(weightsPath + ": " + toString(packed.takeError()));
+    weights = std::move(*packed);
+  }
+  std::string partialLibrary = outputPath + ".partial";
   if (Error e = mlir::cohere2c::writeSharedLibrary(*library, manifest.toJson(),
-                                                 outputPath))
+                                                 partialLibrary)) {
+    sys::fs::remove(partialLibrary);
     return fail(toString(std::move(e)));
-  if (checkpoint)
-    if (Error e = writeWeights(*checkpoint, manifest.weights,
-                               manifest.weightsId, modelPath,
-                               weightsPathFor(outputPath)))
-      return fail(weightsPathFor(outputPath) + ": " + toString(std::move(e)));
+  }
+  if (weights)
+    if (Error e = weights->commit()) {
+      sys::fs::remove(partialLibrary);
+      return fail(weightsPath + ": " + toString(std::move(e)));
+    }
+  if (std::error_code ec = sys::fs::rename(partialLibrary, outputPath)) {
+    sys::fs::remove(partialLibrary);
+    return fail("-o " + outputPath + ": " + ec.message());
+  }
   return 0;
 }
