@@ -116,6 +116,11 @@ Status packWeights(const Checkpoint &checkpoint, const WeightLayout &layout,
         return Status::error(source + ": F8_E4M3 tensor " + entry.name +
                              " needs its per-output-channel scales " + entry.name +
                              "_scale with " + std::to_string(rows) + " elements");
+      for (int64_t r = 0; r < rows; ++r)
+        if (!std::isfinite(scales->at(r)))
+          return Status::error(source + ": tensor " + entry.name +
+                               "_scale holds a non-finite value (NaN or infinity) at element " +
+                               std::to_string(r));
     }
     auto value = [&](int64_t e) {
       float v = tensor->at(e);
