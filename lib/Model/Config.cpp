@@ -190,6 +190,12 @@ Status parseEosTokenIds(const json &root, const FieldReader &reader,
     StatusOr<int64_t> value = reader.integer("eos_token_id", id);
     if (!value.ok())
       return value.status();
+    // An id outside the vocabulary is never generated: the request would
+    // never stop at it.
+    if (*value < 0 || *value >= config.vocabSize)
+      return reader.error("eos_token_id " + std::to_string(*value) +
+                          " is outside the vocabulary [0, " +
+                          std::to_string(config.vocabSize) + ")");
     config.eosTokenIds.push_back(*value);
   }
   return Status::success();

@@ -274,7 +274,15 @@ int main(int argc, char **argv) {
   app.add_option("--seed", defaults.sampling.seed, "sampling seed")
       ->check(kNotNegative)
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    // --help exits 0 with the usage; any other parse error is an error like
+    // the others: the tool's prefix, exit status 1.
+    if (e.get_exit_code() == 0)
+      return app.exit(e);
+    return fail(e.what());
+  }
   options.prefixCache = !noPrefixCache;
 
   bool promptMode = prompt->count() > 0;

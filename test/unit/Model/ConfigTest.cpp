@@ -173,10 +173,16 @@ TEST(ConfigTest, RopeParametersWinOverTopLevelTheta) {
 
 TEST(ConfigTest, EosTokenIdForms) {
   json config = baseConfig();
-  config["eos_token_id"] = {255001, 255008};
+  config["eos_token_id"] = {3, 99}; // vocab_size 100
   StatusOr<ModelConfig> list = ModelConfig::parse(config.dump(), "c.json");
   ASSERT_TRUE(list.ok()) << list.status().message();
-  EXPECT_EQ(list->eosTokenIds, (std::vector<int64_t>{255001, 255008}));
+  EXPECT_EQ(list->eosTokenIds, (std::vector<int64_t>{3, 99}));
+  // An id the model cannot generate would never end a request.
+  config["eos_token_id"] = {3, 100};
+  StatusOr<ModelConfig> outside = ModelConfig::parse(config.dump(), "c.json");
+  ASSERT_FALSE(outside.ok());
+  EXPECT_EQ(outside.status().message(),
+            "c.json: eos_token_id 100 is outside the vocabulary [0, 100)");
   config["eos_token_id"] = nullptr;
   StatusOr<ModelConfig> none = ModelConfig::parse(config.dump(), "c.json");
   ASSERT_TRUE(none.ok()) << none.status().message();
