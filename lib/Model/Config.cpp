@@ -22,6 +22,37 @@ namespace cohere2c {
 
 namespace {
 
+/// Where and why `text` stops being JSON, as the parser says it ("parse
+/// error at line L, column C: ..."), from a SAX pass that records its
+/// error instead of throwing.
+std::string jsonError(const std::string &text) {
+  struct Recorder : nlohmann::json_sax<json> {
+    std::string message = "not valid JSON";
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t &) override { return true; }
+    bool string(string_t &) override { return true; }
+    bool binary(binary_t &) override { return true; }
+    bool start_object(std::size_t) override { return true; }
+    bool key(string_t &) override { return true; }
+    bool end_object() override { return true; }
+    bool start_array(std::size_t) override { return true; }
+    bool end_array() override { return true; }
+    bool parse_error(std::size_t, const std::string &,
+                     const nlohmann::detail::exception &e) override {
+      std::string what = e.what();
+      size_t at = what.find("] ");
+      message = "not valid JSON: " + (at == std::string::npos ? what : what.substr(at + 2));
+      return false;
+    }
+  } recorder;
+  json::sax_parse(text, &recorder);
+  return recorder.message;
+}
+
+
 constexpr const char *kArchitecture = "Cohere2ForCausalLM";
 
 // Plausibility limits, far above any published Cohere2 model (Command A:
@@ -239,7 +270,7 @@ StatusOr<ModelConfig> ModelConfig::parse(const std::string &text,
                                          const std::string &source) {
   json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded())
-    return Status::error(source + ": not valid JSON");
+    return Status::error(source + ": " + jsonError(text));
   if (!root.is_object())
     return Status::error(source + ": expected a JSON object, found " +
                          std::string(root.type_name()));

@@ -202,7 +202,9 @@ TEST(ConfigTest, OddHeadDimAllowedWithoutRoPELayers) {
 TEST(ConfigTest, RejectsNotJson) {
   StatusOr<ModelConfig> parsed = ModelConfig::parse("{\"a\": ", "config.json");
   ASSERT_FALSE(parsed.ok());
-  EXPECT_EQ(parsed.status().message(), "config.json: not valid JSON");
+  EXPECT_EQ(parsed.status().message(),
+            "config.json: not valid JSON: parse error at line 1, column 7: syntax error while "
+            "parsing value - unexpected end of input; expected '[', '{', or a literal");
 }
 
 TEST(ConfigTest, RejectsMissingField) {
