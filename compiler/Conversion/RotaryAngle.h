@@ -12,9 +12,10 @@ namespace mlir::cohere2c {
 /// (i32): position * theta^(-2 pair / headDim) (Su et al., RoFormer; GPT-J's
 /// interleaved pairs). The angle is formed and reduced to [-pi, pi] in f64,
 /// so that long positions keep it exact to f32 (as the float64 oracle's);
-/// cos and sin of the reduced angle are computed in f32 at the angle
-/// rounded to f32, then corrected to first order for that rounding: within
-/// a few f32 ulps of 1 (absolute) of the oracle's.
+/// cos and sin are computed in f32 at the reduced angle rounded to f32, so
+/// their absolute error is at most about 2^-23 (the rounding of an angle
+/// up to pi), not an ulp of the value: near a zero of cos or sin the
+/// relative error is large, which the rotation's absolute use tolerates.
 std::pair<Value, Value> emitRotaryCosSin(ImplicitLocOpBuilder &b, double theta,
                                          int64_t headDim, Value position, Value pair);
 
