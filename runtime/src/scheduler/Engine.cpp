@@ -25,6 +25,9 @@ struct Engine::Active {
   std::vector<int32_t> tokens;
   kv::SeqId seq = -1; // -1 while not admitted
   bool admittedBefore = false;
+  /// Tokens already computed when last admitted (its cached prefix): an
+  /// eviction before it computed more preempts nothing.
+  int64_t computedAtAdmission = 0;
   /// Next sequence position whose logits are to be recorded.
   int64_t nextLogitsRow = 0;
   bool finished = false;
@@ -210,6 +213,7 @@ Engine::run(const std::vector<Request> &requests,
         a->nextLogitsRow = a->result.firstLogitsRow;
         a->admittedBefore = true;
       }
+      a->computedAtAdmission = *cached;
       running.push_back(a);
       waiting.erase(waiting.begin());
     }
@@ -259,13 +263,14 @@ Status Engine::step(std::vector<Active *> &running,
       return Status::error("request " + a->request->id +
                            ": the KV cache is too small for its next chunk "
                            "even alone; raise --kv-blocks");
+    if (kvCache_->numComputedTokens(victim->seq) > victim->computedAtAdmission)
+      ++stats_.preemptions;
     Status freed = kvCache_->freeSequence(victim->seq);
     if (!freed.ok())
       return freed;
     victim->seq = -1;
     running.pop_back();
     waiting.insert(waiting.begin(), victim);
-    ++stats_.preemptions;
     if (victim == a)
       chunks.resize(i);
   }
@@ -323,8 +328,7 @@ Status Engine::step(std::vector<Active *> &running,
     if (!marked.ok())
       return marked;
     int64_t end = begin + chunks[s];
-    (end <= (int64_t)a->request->promptIds.size() ? stats_.prefillTokens
-                                                  : stats_.decodeTokens) += chunks[s];
+    (hasPrompt ? stats_.prefillTokens : stats_.decodeTokens) += chunks[s];
     if (a->request->recordLogits) {
       // The rows of positions [max(begin, nextLogitsRow), end): the last of
       // this sequence's rows (before them at most the sampling row of an

@@ -71,9 +71,15 @@ constexpr int64_t kMaxDefaultHostKVBytes = int64_t(4) << 30; // 4 GiB
 /// kMaxDefaultHostKVBytes (kvBytesPerBlock), and at least 1.
 int64_t defaultKVBlocks(const Manifest &manifest, const EngineOptions &options);
 
+/// Steps are prefill steps when they compute a prompt token or several
+/// tokens of one sequence (a chunk, also of generated tokens recomputed
+/// after a preemption), else decode steps (one generated token per
+/// sequence); tokens and times are counted by the kind of their step, so
+/// that tokens / time is each kind's rate. A preemption is an eviction of
+/// a sequence that had computed tokens since its admission.
 struct EngineStats {
   int64_t steps = 0, prefillTokens = 0, decodeTokens = 0, preemptions = 0;
-  double prefillMs = 0, decodeMs = 0; // steps with / without prompt tokens
+  double prefillMs = 0, decodeMs = 0;
   int64_t peakKVBytes = 0;            // blocks referenced by live sequences
 };
 
