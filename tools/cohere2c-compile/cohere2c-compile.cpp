@@ -154,6 +154,7 @@ int main(int argc, char **argv) {
       return fail("-o " + outputPath + ": cannot write in " + std::string(folder));
   }
   // Never write over an input: -o ck/model.safetensors would destroy it.
+  std::string weightsPath = weightsPathFor(outputPath);
   std::vector<std::string> inputs = {configPath};
   if (checkpoint)
     inputs.insert(inputs.end(), checkpoint->paths().begin(),
@@ -163,7 +164,6 @@ int main(int argc, char **argv) {
     if (outputPath != "-" && !sys::fs::equivalent(outputPath, input, same) &&
         same)
       return fail("-o " + outputPath + ": would overwrite the input " + input);
-    std::string weightsPath = weightsPathFor(outputPath);
     if (emit == Emit::Library && checkpoint && outputPath != "-" &&
         !sys::fs::equivalent(weightsPath, input, same) && same)
       return fail(weightsPath + " (the weights beside -o " + outputPath +
@@ -247,7 +247,6 @@ int main(int argc, char **argv) {
   // weights are packed (and checked) into a temporary file, the library is
   // linked to a temporary path, and only then are both moved into place.
   std::unique_ptr<FileOutputBuffer> weights;
-  std::string weightsPath = weightsPathFor(outputPath);
   if (checkpoint) {
     auto packed = packWeightsFile(*checkpoint, manifest.weights, manifest.weightsId,
                                   modelPath, weightsPath);

@@ -615,16 +615,16 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
   auto stageStore = [&](ValueRange units) {
     for (int64_t i = 0; i < rounds; ++i) {
       Value u = add(threadId, index(i * threads));
-      auto store = [&] {
+      auto storeUnits = [&] {
         Value row = add(mul(divu(u, keyQuads), index(rowQuads)), remu(u, keyQuads));
         for (int64_t kv = 0; kv < 2; ++kv)
           memref::StoreOp::create(b, units[2 * i + kv], tile,
                                   ValueRange{add(row, index(kv * kPrefillKeyTile * rowQuads))});
       };
       if ((i + 1) * threads > tileUnits)
-        ifThen(cmp(arith::CmpIPredicate::ult, u, index(tileUnits)), store);
+        ifThen(cmp(arith::CmpIPredicate::ult, u, index(tileUnits)), storeUnits);
       else
-        store();
+        storeUnits();
     }
   };
   Value scale = f32(1.0 / std::sqrt((double)hd));

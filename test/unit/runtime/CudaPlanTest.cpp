@@ -39,16 +39,24 @@ void PrintTo(const Case &c, std::ostream *os) { *os << c.model << " " << c.preci
 
 class CudaPlanTest : public ::testing::TestWithParam<Case> {};
 
+/// The engine options the interpreter runs the shipped models with: 16
+/// blocks of 16 tokens (every prompt with its greedy tokens fits), EOS
+/// ignored (the references run to their length).
+EngineOptions interpreterOptions() {
+  EngineOptions options;
+  options.blockSize = 16;
+  options.numBlocks = 16;
+  options.ignoreEos = true;
+  return options;
+}
+
 TEST_P(CudaPlanTest, PlanComputesTheModel) {
   auto model = ReferenceModel::load(GetParam().model, "cuda-" + GetParam().precision);
   ASSERT_TRUE(model->artifact && model->weights);
   const Manifest &manifest = model->artifact->manifest();
   ASSERT_EQ(manifest.target, "cuda");
   int64_t vocab = manifest.config.vocabSize;
-  EngineOptions options;
-  options.blockSize = 16;
-  options.numBlocks = 16;
-  options.ignoreEos = true;
+  EngineOptions options = interpreterOptions();
   PlanInterpreter interpreter(manifest, *model->weights, options.numBlocks,
                               options.blockSize);
   double tolerance = GetParam().precision == "f32" ? 1e-4 : 2.5e-2;
@@ -193,10 +201,7 @@ TEST_P(CudaPlanFP8Test, OneTokenStepsMatchWholePromptSteps) {
   auto model = ReferenceModel::load(GetParam(), "cuda-fp8-rowwise");
   ASSERT_TRUE(model->artifact && model->weights);
   const Manifest &manifest = model->artifact->manifest();
-  EngineOptions options;
-  options.blockSize = 16;
-  options.numBlocks = 16;
-  options.ignoreEos = true;
+  EngineOptions options = interpreterOptions();
   PlanInterpreter interpreter(manifest, *model->weights, options.numBlocks,
                               options.blockSize);
   for (const auto &[name, prompt] : model->prompts) {
@@ -221,11 +226,7 @@ TEST_P(CudaPlanFP8Test, OneTokenStepsMatchWholePromptSteps) {
 
 INSTANTIATE_TEST_SUITE_P(AllModels, CudaPlanFP8Test, ::testing::ValuesIn(referenceModelNames()),
                          [](const ::testing::TestParamInfo<std::string> &info) {
-                           std::string name = info.param;
-                           for (char &c : name)
-                             if (!isalnum((unsigned char)c))
-                               c = '_';
-                           return name;
+                           return testName(info.param);
                          });
 
 std::vector<Case> cases() {
@@ -238,11 +239,7 @@ std::vector<Case> cases() {
 
 INSTANTIATE_TEST_SUITE_P(AllModels, CudaPlanTest, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case> &info) {
-                           std::string name = info.param.model + "_" + info.param.precision;
-                           for (char &c : name)
-                             if (!isalnum((unsigned char)c))
-                               c = '_';
-                           return name;
+                           return testName(info.param.model + "_" + info.param.precision);
                          });
 
 } // namespace

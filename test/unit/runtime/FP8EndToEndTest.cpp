@@ -71,11 +71,7 @@ TEST_P(FP8EndToEndTest, ComputesTheFP8RowwiseRecipe) {
 INSTANTIATE_TEST_SUITE_P(AllModels, FP8EndToEndTest,
                          ::testing::ValuesIn(referenceModelNames()),
                          [](const ::testing::TestParamInfo<std::string> &info) {
-                           std::string name = info.param;
-                           for (char &c : name)
-                             if (!isalnum((unsigned char)c))
-                               c = '_';
-                           return name;
+                           return testName(info.param);
                          });
 
 } // namespace

@@ -82,12 +82,7 @@ std::vector<Case> cases() {
 INSTANTIATE_TEST_SUITE_P(
     AllModels, HostEndToEndTest, ::testing::ValuesIn(cases()),
     [](const ::testing::TestParamInfo<Case> &info) {
-      std::string name = info.param.model + "_chunk" +
-                         std::to_string(info.param.prefillChunk);
-      for (char &c : name)
-        if (!isalnum((unsigned char)c))
-          c = '_';
-      return name;
+      return testName(info.param.model + "_chunk" + std::to_string(info.param.prefillChunk));
     });
 
 } // namespace

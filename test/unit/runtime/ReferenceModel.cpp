@@ -5,9 +5,17 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <fstream>
 
 namespace cohere2c::test {
+
+std::string testName(std::string text) {
+  for (char &c : text)
+    if (!isalnum((unsigned char)c))
+      c = '_';
+  return text;
+}
 
 std::vector<std::string> referenceModelNames() {
   return {"tiny-cohere2", "tiny-cohere2-bf16"};

@@ -43,6 +43,10 @@ struct ReferenceModel {
 /// The shipped models every numeric test covers.
 std::vector<std::string> referenceModelNames();
 
+/// `text` as a GoogleTest parameter name: every character other than a
+/// letter or digit becomes '_' ("tiny-cohere2 bf16" -> "tiny_cohere2_bf16").
+std::string testName(std::string text);
+
 } // namespace cohere2c::test
 
 #endif // COHERE2C_TEST_REFERENCEMODEL_H
