@@ -18,7 +18,7 @@ const char *kArgKinds[] = {"buffer", "weight", "input", "param", "int"};
 /// The step inputs an executor provides (PlanArg::Kind::Input).
 const char *kStepInputs[] = {"ids",          "positions",    "seqs",          "generated",
                              "generated_rows", "full_tables", "full_pool",     "sliding_tables",
-                             "sliding_pool", "logit_rows",   "logits"};
+                             "sliding_pool", "logit_rows",   "logits",        "greedy_tokens"};
 
 StatusOr<DType> dtypeNamed(const std::string &name) {
   for (DType d : {DType::F32, DType::BF16, DType::F16, DType::F8E4M3})
@@ -45,7 +45,8 @@ bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t ro
 
 std::map<std::string, int64_t> stepParams(int64_t tokens, int64_t generated, int64_t rows,
                                           int64_t blockSize, int64_t fullTableWidth,
-                                          int64_t slidingTableWidth, int64_t maxKeys) {
+                                          int64_t slidingTableWidth, int64_t maxKeys,
+                                          bool greedyOnly) {
   int64_t tiles =
       generated < tokens ? (tokens + kPrefillTileTokens - 1) / kPrefillTileTokens : 0;
   int64_t keyTiles = (maxKeys + kPrefillKeyTile - 1) / kPrefillKeyTile;
@@ -66,7 +67,8 @@ std::map<std::string, int64_t> stepParams(int64_t tokens, int64_t generated, int
           {"prefill_partials", splits > 1 ? tokens * splits : 0},
           {"prefill_merge_tokens", splits > 1 ? tokens : 0},
           {"gemv_token", tokens == 1 ? 1 : 0},
-          {"gemm_tokens", tokens == 1 ? 0 : tokens}};
+          {"gemm_tokens", tokens == 1 ? 0 : tokens},
+          {"greedy_rows", greedyOnly ? rows : 0}};
 }
 
 std::string LaunchPlan::toJson() const {
@@ -113,7 +115,7 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
       !field(j, "steps").is_array())
     return bad("expected {buffers, steps}");
   // Every size the plan names must be one the runtime provides.
-  std::map<std::string, int64_t> known = stepParams(0, 0, 0, 0, 0, 0, 0);
+  std::map<std::string, int64_t> known = stepParams(0, 0, 0, 0, 0, 0, 0, false);
   auto unknown = [&](const std::string &param) { return !known.count(param); };
   LaunchPlan plan;
   for (const json &b : field(j, "buffers")) {

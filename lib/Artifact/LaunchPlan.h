@@ -37,7 +37,8 @@ struct PlanArg {
     Weight, // a weight (WeightLayout), by name
     Input,  // a step input: ids, positions, seqs, generated (flags),
             // generated_rows (their indices), full_tables, full_pool,
-            // sliding_tables, sliding_pool, logit_rows, logits
+            // sliding_tables, sliding_pool, logit_rows, logits,
+            // greedy_tokens (the greedy token of each logits row, i32)
     Param,  // a step parameter (i64, stepParams)
     Int     // an i64 constant
   };
@@ -107,12 +108,15 @@ bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t ro
 ///   when prefill_splits > 1, else 0;
 ///   gemv_token: 1 in a step of one token, else 0; gemm_tokens: tokens in
 ///   any other step, else 0 (linear layers of one token are matrix-vector
-///   kernels, the others GEMMs).
+///   kernels, the others GEMMs);
+///   greedy_rows: rows when `greedyOnly` (the caller wants each logits
+///   row's greedy token, not the row: StepInput::greedyOnly), else 0.
 /// A kernel for one kind of token is launched over decode_tokens or
 /// prefill_blocks (zero blocks: not launched) and skips the other kind.
 std::map<std::string, int64_t> stepParams(int64_t tokens, int64_t generated, int64_t rows,
                                           int64_t blockSize, int64_t fullTableWidth,
-                                          int64_t slidingTableWidth, int64_t maxKeys);
+                                          int64_t slidingTableWidth, int64_t maxKeys,
+                                          bool greedyOnly);
 
 struct LaunchPlan {
   std::vector<PlanBuffer> buffers;

@@ -51,7 +51,11 @@ struct Manifest {
   /// adjacent (FP8 scales after each run); launch-plan column views.
   /// 4: launch-plan buffers sized by a named parameter ("rows"); the step
   /// input "generated" and the parameters decode_tokens, prefill_tiles.
-  static constexpr int kFormatVersion = 4;
+  /// 5: every kernel waits for the launch before it (griddepcontrol.wait)
+  /// before it reads or writes activations, so that the runtime may launch
+  /// it early (programmatic dependent launch); the prefill_splits family of
+  /// parameters.
+  static constexpr int kFormatVersion = 5;
 
   ModelConfig config;
   std::string target;    // "host" or "cuda"

@@ -1,12 +1,21 @@
 //===- Executor.cpp -------------------------------------------------------===//
 
 #include "Executor.h"
+#include "scheduler/Sampler.h"
 
 #include <algorithm>
 #include <climits>
 #include <string>
 
 namespace cohere2c {
+
+void greedyTokensOnHost(const StepInput &input, int64_t vocab, StepOutput &output) {
+  if (!input.greedyOnly)
+    return;
+  output.greedyTokens.resize(input.logitRows.size());
+  for (size_t r = 0; r < input.logitRows.size(); ++r)
+    output.greedyTokens[r] = greedyToken(output.logits.data() + r * vocab, vocab);
+}
 
 StepLimits StepLimits::of(const Manifest &manifest, int64_t blockSize,
                           std::array<int64_t, kNumKVGroups> numBlocks) {

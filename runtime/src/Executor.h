@@ -52,6 +52,10 @@ struct StepInput {
   int64_t numSeqs = 0;
   /// [R]: indices into the step's tokens whose logits are wanted.
   std::vector<int32_t> logitRows;
+  /// Each logits row is wanted only for its greedy token (every sequence of
+  /// the step samples greedily and records no logits): the executor fills
+  /// StepOutput::greedyTokens, and may leave StepOutput::logits empty.
+  bool greedyOnly = false;
 
   /// That the step only addresses what exists (the kernels index with it
   /// unchecked). Errors name what is inconsistent: per-token arrays of
@@ -71,12 +75,26 @@ struct StepInput {
   int64_t maxKeys() const;
 };
 
+struct StepOutput {
+  /// [R, vocab] f32, row r for token logitRows[r]; unspecified (the cuda
+  /// target leaves it as it was) when the step was greedyOnly.
+  std::vector<float> logits;
+  /// greedyOnly steps: [R], greedyToken() of each logits row (-1 where a
+  /// logit is NaN or infinite); otherwise unspecified.
+  std::vector<int32_t> greedyTokens;
+};
+
+/// For targets that compute the logits on the host: when the step is
+/// greedyOnly, output.greedyTokens = greedyToken() of each row of
+/// output.logits ([R, vocab]).
+void greedyTokensOnHost(const StepInput &input, int64_t vocab, StepOutput &output);
+
 class Executor {
 public:
   virtual ~Executor() = default;
-  /// Runs one step; `logits` receives [R, vocab] f32, row r for token
-  /// logitRows[r]. Errors name the failing call.
-  virtual Status run(const StepInput &input, std::vector<float> &logits) = 0;
+  /// Runs one step into `output` (its buffers are reused from step to
+  /// step). Errors name the failing call.
+  virtual Status run(const StepInput &input, StepOutput &output) = 0;
   /// Bytes of KV-cache memory per block of each group (0 for an empty group).
   virtual std::array<int64_t, kNumKVGroups> bytesPerBlock() const = 0;
 };

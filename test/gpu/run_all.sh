@@ -35,6 +35,13 @@ PY
             || { echo "FAIL $name $prompt $precision chunk $chunk: cohere2c-run failed"; cat "$work/err"; failures=$((failures+1)); continue; }
           python3 "$root/test/gpu/compare_logits.py" "$model" "$prompt" "$work/logits.safetensors" \
             "$work/tokens" "$precision" "$mode" | sed "s/\$/ (prefill chunk $chunk)/" || failures=$((failures+1))
+          # Without --logits-out the tokens come from the greedy_tokens kernel.
+          if [[ $mode == generate ]]; then
+            "$run" "$art/$name-$precision.so" --prompt-ids "$ids" --max-new-tokens "$new" --ignore-eos \
+              --prefill-chunk "$chunk" > "$work/tokens-greedy" 2> "$work/err" \
+              && cmp -s "$work/tokens" "$work/tokens-greedy" \
+              || { echo "FAIL $name $prompt $precision chunk $chunk: greedy tokens on the GPU differ from those of the logits"; failures=$((failures+1)); }
+          fi
         done
       done
     done

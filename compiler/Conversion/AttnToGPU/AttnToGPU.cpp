@@ -17,6 +17,8 @@
 #include "Conversion/KVCachePlacement.h"
 #include "Frontend/ModelToAttn.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::cohere2c {
@@ -36,7 +38,7 @@ int64_t widthOf(RankedTensorType type) {
 } // namespace
 
 bool KernelGenerator::beginKernel(const std::string &name, ArrayRef<Type> args,
-                                  int64_t threads, int64_t scratchFloats) {
+                                  int64_t threads, int64_t scratchFloats, bool waitAtStart) {
   if (generated[name])
     return false;
   generated[name] = true;
@@ -55,7 +57,20 @@ bool KernelGenerator::beginKernel(const std::string &name, ArrayRef<Type> args,
   scratch = Value();
   if (scratchFloats > 0)
     scratch = kernel.getWorkgroupAttributions()[0];
+  if (waitAtStart)
+    waitForPreviousLaunch();
   return true;
+}
+
+void KernelGenerator::waitForPreviousLaunch() {
+  // Inline assembly with a memory clobber rather than nvvm.griddepcontrol:
+  // LLVM's intrinsic is declared as not touching memory, so nothing would
+  // keep the optimizer from moving a load of activations above it.
+  LLVM::InlineAsmOp::create(b, TypeRange{}, ValueRange{}, "griddepcontrol.wait;", "~{memory}",
+                            /*has_side_effects=*/true, /*is_align_stack=*/false,
+                            LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+                            ArrayAttr());
+  NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents);
 }
 
 void KernelGenerator::endKernel() { gpu::ReturnOp::create(b); }
@@ -427,6 +442,9 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
               gemmStep(buffer(rows), input("logits"), weightOf(o.getWeightAttr()), "rows",
                        out.getDimSize(1), in.getDimSize(1),
                        o.getScale().convertToDouble());
+              // Only where the runtime asks for greedy tokens alone.
+              kernelStep(greedyTokensKernel(out.getDimSize(1)), "greedy_rows", 1,
+                         kGreedyThreads, {input("logits"), input("greedy_tokens")});
               return success();
             })
             .Default([&](Operation *other) {

@@ -52,6 +52,8 @@ inline constexpr int64_t kKeysInFlight = 4;    // attention: keys a warp loads a
 inline constexpr int64_t kAttentionSplits = 4; // attention: blocks per (token, head)
 inline constexpr int64_t kWarp = 32;
 inline constexpr int64_t kGemvWarps = 8; // one-token linear layers: warps per block
+inline constexpr int64_t kGreedyThreads = 1024; // greedy tokens: threads per logits row
+inline constexpr int64_t kGreedyLoads = 16;     // greedy tokens: loads a thread has in flight
 
 /// Output rows per warp of the one-token linear kernel: more for FP8, whose
 /// x values cost a conversion that the rows share.
@@ -69,6 +71,10 @@ inline int64_t gemvSlices(bool fp8, int64_t n) {
     slices *= 2;
   return slices;
 }
+/// Iterations of the one-token linear kernel whose weights it loads before
+/// waiting for the previous launch (16 bytes of each of its rows per lane
+/// and iteration: 2 x gemvRows 16-byte registers per lane).
+inline constexpr int64_t kGemvEarlyChunks = 2;
 /// Output rows of a block of the one-token linear kernel.
 inline int64_t gemvBlockRows(bool fp8, int64_t n) {
   return kGemvWarps / gemvSlices(fp8, n) * gemvRows(fp8);
@@ -346,8 +352,17 @@ private:
   MemRefType flat(Type element) { return MemRefType::get({kFlat}, element); }
   /// Starts kernel `name` (returns false if it exists: generate nothing).
   /// `scratchFloats` > 0 gives the kernel that many f32 of shared memory.
+  /// With `waitAtStart` the kernel begins with waitForPreviousLaunch();
+  /// without, the generator must emit it before the first access to
+  /// activations (reads of weights may come first).
   bool beginKernel(const std::string &name, ArrayRef<Type> args, int64_t threads,
-                   int64_t scratchFloats);
+                   int64_t scratchFloats, bool waitAtStart = true);
+  /// Programmatic dependent launch (manifest format 5): the runtime may start
+  /// a kernel while the launch before it still runs. This waits until that
+  /// launch has finished and its writes are visible (griddepcontrol.wait,
+  /// which also orders this kernel's later writes after its reads), then lets
+  /// the next launch start early (griddepcontrol.launch_dependents).
+  void waitForPreviousLaunch();
   void endKernel();
 
   std::string embeddingKernel(Type table, Type result, int64_t hidden);
@@ -378,6 +393,8 @@ private:
   std::string swigluKernel(Type e, int64_t width, int64_t gateStride, int64_t upStride);
   std::string residualKernel(TypeRange inputs, Type result, int64_t width);
   std::string gatherRowsKernel(Type e, int64_t width);
+  /// logits [rows, vocab] f32 -> tokens [rows] i32 (greedy_rows blocks).
+  std::string greedyTokensKernel(int64_t vocab);
   std::string quantizeKernel(Type input, int64_t width);
   std::string layerNormQuantKernel(Type input, Type normType, int64_t hidden, double eps);
   std::string swigluQuantKernel(Type e, int64_t width, int64_t gateStride,

@@ -19,6 +19,9 @@ namespace mlir::cohere2c::attn_to_gpu {
 // of its rows (a warp reads 512 contiguous bytes of a row). A warp sums its
 // lanes by shuffles, then one thread per row adds its group's slices in
 // slice order through shared memory (the same sum in every run).
+// The weights of the first kGemvEarlyChunks chunks of each row are loaded
+// before waitForPreviousLaunch(): no launch writes them, so they stream in
+// while the kernel before this one (a norm, a quantization) still runs.
 std::string KernelGenerator::gemvKernel(bool fp8, int64_t n, int64_t k, Type outType) {
   std::string name = sanitize(std::string("gemv_") + (fp8 ? "fp8" : "bf16") + "_n" +
                               std::to_string(n) + "_k" + std::to_string(k) +
@@ -32,7 +35,7 @@ std::string KernelGenerator::gemvKernel(bool fp8, int64_t n, int64_t k, Type out
                                : SmallVector<Type>{flat(quad), flat(quad), flat(outType)};
   int64_t rows = gemvRows(fp8), slices = gemvSlices(fp8, n), groups = kGemvWarps / slices;
   int64_t perChunk = fp8 ? 16 : 8, chunks = k / perChunk;
-  if (!beginKernel(name, args, kGemvWarps * kWarp, kGemvWarps * rows))
+  if (!beginKernel(name, args, kGemvWarps * kWarp, kGemvWarps * rows, /*waitAtStart=*/false))
     return name;
   Value x = kernel.getArgument(0), w = kernel.getArgument(fp8 ? 2 : 1),
         out = kernel.getArgument(fp8 ? 4 : 2);
@@ -80,16 +83,36 @@ std::string KernelGenerator::gemvKernel(bool fp8, int64_t n, int64_t k, Type out
     acc.push_back(f32(0));
   }
   Value sliceLane = add(mul(slice, index(kWarp)), lane);
+  // Chunk q of each iteration (first = iteration x kWarp x slices), and
+  // whether it is inside the row (only the last iteration can pass the end).
+  struct Iteration {
+    Value q, valid;
+    SmallVector<Value> weights; // [rows], 16-byte vectors
+  };
+  SmallVector<Iteration> iterations;
   for (int64_t first = 0; first < chunks; first += kWarp * slices) {
-    Value q = add(sliceLane, index(first)), valid;
+    Iteration it{add(sliceLane, index(first)), Value(), {}};
     if (first + kWarp * slices > chunks) {
-      valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, q, index(chunks));
-      q = arith::SelectOp::create(b, valid, q, index(0));
+      it.valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, it.q, index(chunks));
+      it.q = arith::SelectOp::create(b, it.valid, it.q, index(0));
     }
+    iterations.push_back(it);
+  }
+  auto loadWeights = [&](Iteration &it) {
+    for (int64_t r = 0; r < rows; ++r)
+      it.weights.push_back(
+          memref::LoadOp::create(b, w, ValueRange{add(mul(row[r], index(chunks)), it.q)}));
+  };
+  for (size_t i = 0; i < iterations.size() && i < (size_t)kGemvEarlyChunks; ++i)
+    loadWeights(iterations[i]);
+  waitForPreviousLaunch();
+  for (Iteration &it : iterations) {
+    Value q = it.q, valid = it.valid;
     SmallVector<Value> xv = unpack(memref::LoadOp::create(b, x, ValueRange{q}));
+    if (it.weights.empty())
+      loadWeights(it);
     for (int64_t r = 0; r < rows; ++r) {
-      SmallVector<Value> wv =
-          unpack(memref::LoadOp::create(b, w, ValueRange{add(mul(row[r], index(chunks)), q)}));
+      SmallVector<Value> wv = unpack(it.weights[r]);
       Value dot = f32(0);
       for (size_t i = 0; i < wv.size(); ++i)
         dot = math::FmaOp::create(b, xv[i], wv[i], dot);

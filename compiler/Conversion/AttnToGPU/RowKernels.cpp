@@ -2,6 +2,8 @@
 
 #include "Conversion/AttnToGPU/KernelGenerator.h"
 
+#include <limits>
+
 namespace mlir::cohere2c::attn_to_gpu {
 
 // out[t, :] = table[ids[t], :]; a block per (token, chunk).
@@ -166,6 +168,103 @@ std::string KernelGenerator::gatherRowsKernel(Type e, int64_t width) {
     memref::StoreOp::create(
         b, memref::LoadOp::create(b, in, ValueRange{add(mul(t, index(width)), d)}), out,
         ValueRange{add(mul(r, index(width)), d)});
+  });
+  endKernel();
+  return name;
+}
+
+// The greedy token of each logits row (a block per row): the first index of
+// its largest value, or -1 where a value is NaN or infinite; the engine's
+// greedyToken (runtime Sampler.h) on the GPU, so that a batch of greedy
+// requests copies R tokens to the host instead of R x vocab logits.
+// Thread t scans t, t + T, t + 2T, ... in rounds of kGreedyLoads loads, so
+// its indices only grow and a strict > keeps the first maximum; warps and
+// then the block combine (value, index) pairs, ties to the lower index.
+std::string KernelGenerator::greedyTokensKernel(int64_t vocab) {
+  std::string name = sanitize("greedy_tokens_" + std::to_string(vocab));
+  Type i32 = b.getI32Type(), f32t = b.getF32Type();
+  if (!beginKernel(name, {flat(f32t), flat(i32)}, kGreedyThreads, 3 * kReduceScratch))
+    return name;
+  Value logits = kernel.getArgument(0), tokens = kernel.getArgument(1);
+  Value rowBase = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), index(vocab));
+  Value negInf = f32(-std::numeric_limits<double>::infinity());
+  auto i32c = [&](int32_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
+  auto cmpf = [&](arith::CmpFPredicate p, Value x, Value y) {
+    return arith::CmpFOp::create(b, p, x, y).getResult();
+  };
+  // The pair (value, index) of `other` replaces (best, at) if larger, or
+  // equal at a lower index; checks add up (NaN once any value is not finite).
+  struct Best {
+    Value value, at, check;
+  };
+  auto combine = [&](Best x, Best other) {
+    Value take = arith::OrIOp::create(
+        b, cmpf(arith::CmpFPredicate::OGT, other.value, x.value),
+        arith::AndIOp::create(
+            b, cmpf(arith::CmpFPredicate::OEQ, other.value, x.value),
+            arith::CmpIOp::create(b, arith::CmpIPredicate::slt, other.at, x.at)));
+    return Best{arith::SelectOp::create(b, take, other.value, x.value),
+                arith::SelectOp::create(b, take, other.at, x.at), addf(x.check, other.check)};
+  };
+  int64_t round = kGreedyThreads * kGreedyLoads;
+  auto loop = scf::ForOp::create(b, index(0), index(vocab), index(round),
+                                 ValueRange{negInf, i32c(0), f32(0)});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(loop.getBody());
+    Value best = loop.getRegionIterArg(0), at = loop.getRegionIterArg(1),
+          check = loop.getRegionIterArg(2);
+    SmallVector<Value> positions, inside, values;
+    for (int64_t u = 0; u < kGreedyLoads; ++u) { // every load first
+      Value i = add(loop.getInductionVar(), add(index(u * kGreedyThreads), threadId));
+      inside.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, i, index(vocab)));
+      positions.push_back(i);
+      values.push_back(
+          load(logits, add(rowBase, arith::SelectOp::create(b, inside[u], i, index(0)))));
+    }
+    for (int64_t u = 0; u < kGreedyLoads; ++u) {
+      Value v = values[u];
+      Value larger = arith::AndIOp::create(b, inside[u],
+                                           cmpf(arith::CmpFPredicate::OGT, v, best));
+      best = arith::SelectOp::create(b, larger, v, best);
+      at = arith::SelectOp::create(
+          b, larger, arith::IndexCastOp::create(b, i32, positions[u]), at);
+      check = addf(check, arith::SelectOp::create(b, inside[u], mulf(v, f32(0)), f32(0)));
+    }
+    scf::YieldOp::create(b, ValueRange{best, at, check});
+  }
+  Best mine{loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+  for (int32_t offset = kWarp / 2; offset > 0; offset /= 2) {
+    auto shuffle = [&](Value v) {
+      return gpu::ShuffleOp::create(b, v, offset, kWarp, gpu::ShuffleMode::XOR)
+          .getShuffleResult();
+    };
+    mine = combine(mine, Best{shuffle(mine.value), shuffle(mine.at), shuffle(mine.check)});
+  }
+  Value warp = arith::DivUIOp::create(b, threadId, index(kWarp));
+  Value lane = arith::RemUIOp::create(b, threadId, index(kWarp));
+  ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, index(0)), [&] {
+    memref::StoreOp::create(b, mine.value, scratch, ValueRange{warp});
+    memref::StoreOp::create(b, arith::BitcastOp::create(b, f32t, mine.at), scratch,
+                            ValueRange{add(warp, index(kReduceScratch))});
+    memref::StoreOp::create(b, mine.check, scratch,
+                            ValueRange{add(warp, index(2 * kReduceScratch))});
+  });
+  gpu::BarrierOp::create(b);
+  ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, threadId, index(0)), [&] {
+    auto warpBest = [&](int64_t w) {
+      return Best{memref::LoadOp::create(b, scratch, ValueRange{index(w)}),
+                  arith::BitcastOp::create(
+                      b, i32,
+                      memref::LoadOp::create(b, scratch, ValueRange{index(w + kReduceScratch)})),
+                  memref::LoadOp::create(b, scratch, ValueRange{index(w + 2 * kReduceScratch)})};
+    };
+    Best all = warpBest(0);
+    for (int64_t w = 1; w < kGreedyThreads / kWarp; ++w)
+      all = combine(all, warpBest(w));
+    Value finite = cmpf(arith::CmpFPredicate::OEQ, all.check, f32(0));
+    memref::StoreOp::create(b, arith::SelectOp::create(b, finite, all.at, i32c(-1)), tokens,
+                            ValueRange{gpu::BlockIdOp::create(b, gpu::Dimension::x)});
   });
   endKernel();
   return name;

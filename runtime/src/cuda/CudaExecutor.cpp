@@ -229,7 +229,7 @@ void CudaExecutor::destroyGraphs() {
   graphs_.clear();
 }
 
-Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
+Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
   if (Status s = in.check(limits_); !s.ok())
     return s;
   const Manifest &m = *manifest_;
@@ -250,7 +250,7 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
   std::vector<int32_t> generatedRows = in.generatedRows();
   std::map<std::string, int64_t> params =
       stepParams(tokens, generatedRows.size(), rows, limits_.blockSize, width[kFullGroup],
-                 width[kSlidingGroup], in.maxKeys());
+                 width[kSlidingGroup], in.maxKeys(), in.greedyOnly);
   struct Upload {
     const char *name;
     const void *data;
@@ -273,6 +273,9 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
   Status s = ensure(inputs_["logits"], std::max<int64_t>(rows, 1) * vocab * 4);
   if (!s.ok())
     return s;
+  s = ensure(inputs_["greedy_tokens"], std::max<int64_t>(rows, 1) * 4);
+  if (!s.ok())
+    return s;
   for (const PlanBuffer &b : m.launchPlan.buffers) {
     s = ensure(buffers_[b.name], std::max<int64_t>(params.at(b.rowsParam), 1) * b.width *
                                      dtypeSize(b.dtype));
@@ -285,10 +288,19 @@ Status CudaExecutor::run(const StepInput &in, std::vector<float> &logits) {
                                                                    : enqueueSteps(params);
   if (!s.ok())
     return s;
-  logits.resize(rows * vocab);
-  if (rows)
-    COHERE2C_CHECK(api_->cuMemcpyDtoHAsync(logits.data(), inputs_["logits"].ptr,
-                                           rows * vocab * 4, stream_));
+  // A greedy batch copies a token per row (the plan's greedy_tokens
+  // kernel ran), else the rows of logits.
+  if (in.greedyOnly) {
+    output.greedyTokens.resize(rows);
+    if (rows)
+      COHERE2C_CHECK(api_->cuMemcpyDtoHAsync(output.greedyTokens.data(),
+                                             inputs_["greedy_tokens"].ptr, rows * 4, stream_));
+  } else {
+    output.logits.resize(rows * vocab);
+    if (rows)
+      COHERE2C_CHECK(api_->cuMemcpyDtoHAsync(output.logits.data(), inputs_["logits"].ptr,
+                                             rows * vocab * 4, stream_));
+  }
   COHERE2C_CHECK(api_->cuStreamSynchronize(stream_));
   return Status::success();
 }
@@ -370,10 +382,26 @@ Status CudaExecutor::enqueueSteps(const std::map<std::string, int64_t> &params) 
     unsigned gridX = params.at(step.gridXParam);
     if (gridX == 0)
       continue;
+    // Programmatic dependent launch: the kernel may start while the one
+    // before it finishes; it waits for that one's results itself
+    // (griddepcontrol.wait, manifest format 5), after reading what no
+    // earlier launch writes (the weights of a matrix-vector kernel).
+    CUlaunchAttribute early{};
+    early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    early.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config{};
+    config.gridDimX = gridX;
+    config.gridDimY = (unsigned)step.gridY;
+    config.gridDimZ = 1;
+    config.blockDimX = (unsigned)step.blockX;
+    config.blockDimY = 1;
+    config.blockDimZ = 1;
+    config.hStream = stream_;
+    config.attrs = &early;
+    config.numAttrs = 1;
     Status launched = api_->check(
-        api_->cuLaunchKernel(kernels_[step.kernel], gridX, step.gridY, 1, step.blockX, 1,
-                             1, 0, stream_, args.data(), nullptr),
-        "cuLaunchKernel");
+        api_->cuLaunchKernelEx(&config, kernels_[step.kernel], args.data(), nullptr),
+        "cuLaunchKernelEx");
     if (!launched.ok())
       return Status::error(launched.message() + " (" + step.kernel + ")");
   }

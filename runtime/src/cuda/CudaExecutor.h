@@ -3,8 +3,9 @@
 // Loads the artifact's cubin (or, failing that, its PTX through the
 // driver's JIT), keeps the weights and the KV block pools in device memory,
 // and replays the artifact's launch plan on one CUDA stream: generated
-// kernels through cuLaunchKernel, GEMMs through cuBLASLt. Every CUDA call is
-// checked. Not thread-safe.
+// kernels through cuLaunchKernelEx with programmatic dependent launch (each
+// may start before the previous one ends and waits for its results itself),
+// GEMMs through cuBLASLt. Every CUDA call is checked. Not thread-safe.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COHERE2C_RUNTIME_CUDA_CUDAEXECUTOR_H
@@ -31,7 +32,7 @@ public:
          std::array<int64_t, kNumKVGroups> numBlocks, int64_t blockSize);
   ~CudaExecutor() override;
 
-  Status run(const StepInput &input, std::vector<float> &logits) override;
+  Status run(const StepInput &input, StepOutput &output) override;
   std::array<int64_t, kNumKVGroups> bytesPerBlock() const override;
   /// The GPU's name, for reports.
   const std::string &deviceName() const { return deviceName_; }

@@ -85,10 +85,11 @@ std::array<int64_t, kNumKVGroups> HostExecutor::bytesPerBlock() const {
   return bytesPerBlock_;
 }
 
-Status HostExecutor::run(const StepInput &in, std::vector<float> &logits) {
+Status HostExecutor::run(const StepInput &in, StepOutput &output) {
   if (Status s = in.check(limits_); !s.ok())
     return s;
   int64_t tokens = in.ids.size(), rows = in.logitRows.size();
+  std::vector<float> &logits = output.logits;
   logits.assign(rows * limits_.vocab, 0.0f);
   auto weights = vec(static_cast<const int8_t *>(weights_->data()),
                      (int64_t)weights_->size());
@@ -107,6 +108,7 @@ Status HostExecutor::run(const StepInput &in, std::vector<float> &logits) {
   reinterpret_cast<StepFn>(step_)(&weights, &ids, &positions, &seqs,
                                   &fullTables, &fullPool, &slidingTables,
                                   &slidingPool, &logitRows, &out, limits_.blockSize);
+  greedyTokensOnHost(in, limits_.vocab, output);
   return Status::success();
 }
 

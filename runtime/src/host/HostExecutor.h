@@ -27,7 +27,7 @@ public:
   create(const LoadedArtifact &artifact, const WeightBuffer &weights,
          std::array<int64_t, kNumKVGroups> numBlocks, int64_t blockSize);
 
-  Status run(const StepInput &input, std::vector<float> &logits) override;
+  Status run(const StepInput &input, StepOutput &output) override;
   std::array<int64_t, kNumKVGroups> bytesPerBlock() const override;
 
 private:

@@ -279,6 +279,11 @@ Status Engine::step(std::vector<Active *> &running,
   in.numSeqs = running.size();
   std::vector<int64_t> lastLogit(running.size());
   bool hasPrompt = false;
+  // A batch of greedy requests recording no logits needs only each row's
+  // greedy token, which a cuda executor finds on the GPU.
+  in.greedyOnly = std::all_of(running.begin(), running.end(), [](const Active *a) {
+    return a->request->sampling.temperature <= 0.0 && !a->request->recordLogits;
+  });
   for (size_t s = 0; s < running.size(); ++s) {
     Active *a = running[s];
     int64_t begin = kvCache_->numComputedTokens(a->seq);
@@ -311,7 +316,7 @@ Status Engine::step(std::vector<Active *> &running,
   }
 
   Clock::time_point start = Clock::now();
-  Status ran = executor_.run(in, logits_);
+  Status ran = executor_.run(in, output_);
   if (!ran.ok())
     return ran;
   double ms = msSince(start);
@@ -336,14 +341,16 @@ Status Engine::step(std::vector<Active *> &running,
       // since admission caps the reused prefix there.
       int64_t recorded = std::max<int64_t>(0, end - std::max(begin, a->nextLogitsRow));
       a->result.logits.insert(a->result.logits.end(),
-                              logits_.begin() + (lastLogit[s] - recorded) * vocab,
-                              logits_.begin() + lastLogit[s] * vocab);
+                              output_.logits.begin() + (lastLogit[s] - recorded) * vocab,
+                              output_.logits.begin() + lastLogit[s] * vocab);
       a->nextLogitsRow = std::max(a->nextLogitsRow, end);
     }
     if (end != (int64_t)a->tokens.size())
       continue; // a prefill chunk that samples nothing
-    const float *row = logits_.data() + (lastLogit[s] - 1) * vocab;
-    int32_t token = a->sampler.sample(row, vocab);
+    int32_t token = in.greedyOnly ? output_.greedyTokens[lastLogit[s] - 1]
+                                  : a->sampler.sample(output_.logits.data() +
+                                                          (lastLogit[s] - 1) * vocab,
+                                                      vocab);
     if (token < 0)
       return Status::error("request " + a->request->id + ": the logits of position " +
                            std::to_string(end - 1) +

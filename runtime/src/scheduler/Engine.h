@@ -132,10 +132,11 @@ private:
   std::vector<int64_t> bytesPerBlock_;
   kv::SeqId nextSeqId_ = 0;
   EngineStats stats_;
-  /// The last step's logits, [rows, vocab] f32. Kept from step to step:
-  /// a batch's rows (65 MB at batch 64 of a 256000-token vocabulary) newly
-  /// allocated each step cost more than the copy that fills them.
-  std::vector<float> logits_;
+  /// The last step's logits ([rows, vocab] f32) or greedy tokens. Kept
+  /// from step to step: a batch's rows (65 MB at batch 64 of a
+  /// 256000-token vocabulary) newly allocated each step cost more than the
+  /// copy that fills them.
+  StepOutput output_;
 };
 
 } // namespace cohere2c

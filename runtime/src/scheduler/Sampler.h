@@ -19,6 +19,10 @@ struct SamplingParams {
   uint64_t seed = 0;
 };
 
+/// The greedy token of a row of `vocab` f32 logits: the first index of its
+/// largest value, or -1 if a value is NaN or infinite (or vocab is 0).
+int32_t greedyToken(const float *logits, int64_t vocab);
+
 /// One per request: the random stream is the request's own, so a request
 /// samples the same tokens whatever it is batched with.
 class Sampler {

@@ -77,19 +77,19 @@ TEST(ManifestTest, RejectsBadWeightsId) {
                                        "empty or 32 lowercase hex digits");
 }
 
-TEST(ManifestTest, RejectsFormatVersion3) {
-  // Version 3 plans had no per-token kinds ("generated") and sized buffers
-  // by their names; version 2 laid the weights out in another order.
+TEST(ManifestTest, RejectsFormatVersion4) {
+  // Version 4 kernels did not wait for the launch before them, so launching
+  // them early would race; version 3 plans had no per-token kinds.
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
   m.weights = WeightLayout::forModel(m.config, DType::F32);
   std::string text = m.toJson();
-  size_t at = text.find("\"format_version\":4");
+  size_t at = text.find("\"format_version\":5");
   ASSERT_NE(at, std::string::npos) << text;
-  text.replace(at, 18, "\"format_version\":3");
+  text.replace(at, 18, "\"format_version\":4");
   StatusOr<Manifest> parsed = Manifest::parse(text, "old.so");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().message(),
-            "old.so: manifest format_version must be 4 (compiled by another "
+            "old.so: manifest format_version must be 5 (compiled by another "
             "version of cohere2c-compile: compile the model again)");
 }
 
@@ -187,17 +187,18 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
 // prefill_tiles its 16-token tiles when it has a prompt token;
 // gemv_token / gemm_tokens pick the linear layers' kernels.
 TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
-  auto decode = stepParams(/*tokens=*/4, /*generated=*/4, /*rows=*/4, 16, 2, 3, /*maxKeys=*/40);
+  auto decode = stepParams(/*tokens=*/4, /*generated=*/4, /*rows=*/4, 16, 2, 3, /*maxKeys=*/40,
+                           /*greedyOnly=*/false);
   EXPECT_EQ(decode.at("decode_tokens"), 4);
   EXPECT_EQ(decode.at("prefill_tiles"), 0);
-  auto prefill = stepParams(33, 0, 1, 16, 2, 3, /*maxKeys=*/4096 + 33);
+  auto prefill = stepParams(33, 0, 1, 16, 2, 3, /*maxKeys=*/4096 + 33, false);
   EXPECT_EQ(prefill.at("decode_tokens"), 0);
   EXPECT_EQ(prefill.at("prefill_tiles"), 3);
-  auto mixed = stepParams(17, 1, 2, 16, 2, 3, 40);
+  auto mixed = stepParams(17, 1, 2, 16, 2, 3, 40, false);
   EXPECT_EQ(mixed.at("decode_tokens"), 1);
   EXPECT_EQ(mixed.at("prefill_tiles"), 2);
   // One token: the matrix-vector kernels, not the GEMMs.
-  auto one = stepParams(1, 1, 1, 16, 2, 3, 40);
+  auto one = stepParams(1, 1, 1, 16, 2, 3, 40, false);
   EXPECT_EQ(one.at("gemv_token"), 1);
   EXPECT_EQ(one.at("gemm_tokens"), 0);
   EXPECT_EQ(mixed.at("gemv_token"), 0);
@@ -213,16 +214,19 @@ TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
   EXPECT_EQ(prefill.at("prefill_partials"), 33 * 16);
   EXPECT_EQ(prefill.at("prefill_merge_tokens"), 33);
   // A fresh prompt of 128 tokens: 4 key tiles, too few to split.
-  auto fresh128 = stepParams(128, 0, 1, 16, 8, 8, 128);
+  auto fresh128 = stepParams(128, 0, 1, 16, 8, 8, 128, false);
   EXPECT_EQ(fresh128.at("prefill_splits"), 1);
   EXPECT_EQ(fresh128.at("prefill_partials"), 0);
   EXPECT_EQ(fresh128.at("prefill_merge_tokens"), 0);
-  auto fresh512 = stepParams(512, 0, 1, 16, 32, 32, 512);
+  auto fresh512 = stepParams(512, 0, 1, 16, 32, 32, 512, false);
   EXPECT_EQ(fresh512.at("prefill_splits"), 2); // 16 key tiles
   EXPECT_EQ(fresh512.at("prefill_blocks"), 64);
-  auto fresh2048 = stepParams(2048, 0, 1, 16, 128, 128, 2048);
+  auto fresh2048 = stepParams(2048, 0, 1, 16, 128, 128, 2048, false);
   EXPECT_EQ(fresh2048.at("prefill_splits"), 1); // 128 tiles
   EXPECT_EQ(fresh2048.at("prefill_blocks"), 128);
+  // Greedy tokens on the GPU: a block per logits row, only when asked.
+  EXPECT_EQ(decode.at("greedy_rows"), 0);
+  EXPECT_EQ(stepParams(4, 4, 4, 16, 2, 3, 40, /*greedyOnly=*/true).at("greedy_rows"), 4);
   EXPECT_TRUE(isDecodeStep(4, 4, 4, 4));
   EXPECT_FALSE(isDecodeStep(4, 3, 4, 4)); // a prompt token among them
   EXPECT_FALSE(isDecodeStep(4, 4, 4, 3)); // a token wanting no logits

@@ -138,6 +138,17 @@ TEST_P(CudaPlanTest, PlanComputesTheModel) {
   ASSERT_TRUE(results.ok()) << results.status().message();
   for (const RequestResult &result : *results)
     checkGeneration(result);
+  // The same batch recording no logits: the plan's greedy_tokens kernel
+  // picks the tokens (only they are copied to the host); they are the ones
+  // the engine picked from the logits rows.
+  for (Request &r : all)
+    r.recordLogits = false;
+  auto greedyEngine = Engine::create(interpreter, manifest, options);
+  ASSERT_TRUE(greedyEngine.ok()) << greedyEngine.status().message();
+  auto greedy = (*greedyEngine)->run(all);
+  ASSERT_TRUE(greedy.ok()) << greedy.status().message();
+  for (size_t i = 0; i < all.size(); ++i)
+    EXPECT_EQ((*greedy)[i].generatedIds, (*results)[i].generatedIds) << all[i].id;
 }
 
 // A long prompt in chunks of 64 tokens: once a chunk's keys reach 8 key

@@ -63,7 +63,7 @@ TEST(EngineTest, DefaultKVBlocksOfCudaTargetAreNotCapped) {
 /// Engine::validate needs no step: an executor that is never run.
 class NoStepExecutor : public Executor {
 public:
-  Status run(const StepInput &, std::vector<float> &) override {
+  Status run(const StepInput &, StepOutput &) override {
     return Status::error("not expected to run");
   }
   std::array<int64_t, kNumKVGroups> bytesPerBlock() const override {
@@ -146,8 +146,9 @@ TEST(EngineTest, ValidateBoundsSlidingGroupByWindowAndChunk) {
 /// file or an overflow at run time makes them).
 class NaNLogitsExecutor : public Executor {
 public:
-  Status run(const StepInput &in, std::vector<float> &logits) override {
-    logits.assign(in.logitRows.size() * 512, steps_++ ? std::nanf("") : 1.0f);
+  Status run(const StepInput &in, StepOutput &output) override {
+    output.logits.assign(in.logitRows.size() * 512, steps_++ ? std::nanf("") : 1.0f);
+    greedyTokensOnHost(in, 512, output);
     return Status::success();
   }
   std::array<int64_t, kNumKVGroups> bytesPerBlock() const override { return {1, 1}; }

@@ -3,6 +3,7 @@
 #include "PlanInterpreter.h"
 
 #include "Artifact/WeightPacking.h"
+#include "scheduler/Sampler.h"
 
 #include <cmath>
 #include <cstring>
@@ -49,6 +50,11 @@ float PlanInterpreter::Ref::get(int64_t i) const {
 
 int32_t PlanInterpreter::Ref::getInt(int64_t i) const {
   return inBounds(i) ? reinterpret_cast<const int32_t *>(data)[i] : 0;
+}
+
+void PlanInterpreter::Ref::setInt(int64_t i, int32_t v) const {
+  if (inBounds(i))
+    reinterpret_cast<int32_t *>(data)[i] = v;
 }
 
 void PlanInterpreter::Ref::set(int64_t i, float v) const {
@@ -132,6 +138,8 @@ PlanInterpreter::Ref PlanInterpreter::arg(const PlanArg &a) {
       return ints(input_->tables[kSlidingGroup]);
     if (a.name == "logit_rows")
       return ints(input_->logitRows);
+    if (a.name == "greedy_tokens")
+      return ints(greedyTokens_);
     break;
   }
   default:
@@ -453,6 +461,13 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
           sum *= (double)arg(a[1]).get(t) * arg(a[3]).get(j);
         out.set(t * n + j, (float)sum);
       }
+    } else if (startsWith(k, "greedy_tokens_")) {
+      // Row t's greedy token: the engine's own greedyToken.
+      Ref logits = arg(a[0]), tokens = arg(a[1]);
+      std::vector<float> row(c.vocabSize);
+      for (int64_t d = 0; d < c.vocabSize; ++d)
+        row[d] = logits.get(t * c.vocabSize + d);
+      tokens.setInt(t, greedyToken(row.data(), c.vocabSize));
     } else if (startsWith(k, "quantize_fp8_")) {
       Ref in = arg(a[0]);
       int64_t w = widthOf(a[0]);
@@ -512,16 +527,18 @@ void PlanInterpreter::gemm(const PlanStep &step, int64_t m) {
     }
 }
 
-Status PlanInterpreter::run(const StepInput &in, std::vector<float> &logits) {
+Status PlanInterpreter::run(const StepInput &in, StepOutput &output) {
   input_ = &in;
   int64_t tokens = in.ids.size(), rows = in.logitRows.size();
   if (Status s = in.check(limits_); !s.ok())
     return s;
   generatedRows_ = in.generatedRows();
   params_ = stepParams(tokens, generatedRows_.size(), rows, blockSize_,
-                       in.tableWidth[kFullGroup], in.tableWidth[kSlidingGroup], in.maxKeys());
+                       in.tableWidth[kFullGroup], in.tableWidth[kSlidingGroup], in.maxKeys(),
+                       in.greedyOnly);
   mostPrefillSplits_ = std::max(mostPrefillSplits_, params_.at("prefill_splits"));
   logits_.assign(rows * manifest_.config.vocabSize, 0.0f);
+  greedyTokens_.assign(rows, -2); // not a token: rows the plan left unset fail
   for (const PlanBuffer &b : manifest_.launchPlan.buffers) {
     // Exactly this step's size: a rows parameter too small for what the
     // kernels touch is an out-of-bounds error, not a read of an earlier
@@ -536,7 +553,11 @@ Status PlanInterpreter::run(const StepInput &in, std::vector<float> &logits) {
     if (!error_.empty())
       return Status::error(error_);
   }
-  logits = logits_;
+  // As the cuda executor: greedy tokens from the plan's kernel, or logits.
+  if (in.greedyOnly)
+    output.greedyTokens = greedyTokens_;
+  else
+    output.logits = logits_;
   return Status::success();
 }
 

@@ -26,7 +26,7 @@ public:
   PlanInterpreter(const Manifest &manifest, const WeightBuffer &weights,
                   int64_t numBlocks, int64_t blockSize);
 
-  Status run(const StepInput &input, std::vector<float> &logits) override;
+  Status run(const StepInput &input, StepOutput &output) override;
   std::array<int64_t, kNumKVGroups> bytesPerBlock() const override;
   /// The most key splits (step parameter prefill_splits) a step run so far
   /// had.
@@ -47,6 +47,7 @@ private:
     void set(int64_t i, float v) const;
     /// Element i of i32 memory (step inputs, block tables).
     int32_t getInt(int64_t i) const;
+    void setInt(int64_t i, int32_t v) const;
     bool inBounds(int64_t i) const;
   };
   Ref arg(const PlanArg &a);
@@ -73,6 +74,7 @@ private:
   const StepInput *input_ = nullptr;
   std::vector<int32_t> generatedRows_; // of input_
   std::vector<float> logits_;
+  std::vector<int32_t> greedyTokens_;
   int64_t mostPrefillSplits_ = 0;
 };
 
