@@ -53,7 +53,7 @@ inline constexpr int64_t kAttentionSplits = 4; // attention: blocks per (token, 
 inline constexpr int64_t kWarp = 32;
 inline constexpr int64_t kGemvWarps = 8; // one-token linear layers: warps per block
 inline constexpr int64_t kGreedyThreads = 1024; // greedy tokens: threads per logits row
-inline constexpr int64_t kGreedyLoads = 16;     // greedy tokens: loads a thread has in flight
+inline constexpr int64_t kGreedyLoads = 8;      // greedy tokens: loads a thread has in flight
 
 /// Output rows per warp of the one-token linear kernel: more for FP8, whose
 /// x values cost a conversion that the rows share.

@@ -2,6 +2,8 @@
 
 #include "Conversion/AttnToGPU/KernelGenerator.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
 #include <limits>
 
 namespace mlir::cohere2c::attn_to_gpu {
@@ -177,16 +179,19 @@ std::string KernelGenerator::gatherRowsKernel(Type e, int64_t width) {
 // its largest value, or -1 where a value is NaN or infinite; the engine's
 // greedyToken (runtime Sampler.h) on the GPU, so that a batch of greedy
 // requests copies R tokens to the host instead of R x vocab logits.
-// Thread t scans t, t + T, t + 2T, ... in rounds of kGreedyLoads loads, so
-// its indices only grow and a strict > keeps the first maximum; warps and
-// then the block combine (value, index) pairs, ties to the lower index.
+// Thread t reads units (4 values where vocab allows 16-byte loads, else 1)
+// t, t + T, t + 2T, ... in rounds of kGreedyLoads loads, so its indices
+// only grow and a strict > keeps the first maximum; warps and then the
+// block combine (value, index) pairs, ties to the lower index.
 std::string KernelGenerator::greedyTokensKernel(int64_t vocab) {
   std::string name = sanitize("greedy_tokens_" + std::to_string(vocab));
   Type i32 = b.getI32Type(), f32t = b.getF32Type();
-  if (!beginKernel(name, {flat(f32t), flat(i32)}, kGreedyThreads, 3 * kReduceScratch))
+  int64_t perUnit = vocab % 4 == 0 ? 4 : 1, units = vocab / perUnit;
+  Type unitType = perUnit == 4 ? Type(VectorType::get({4}, f32t)) : f32t;
+  if (!beginKernel(name, {flat(unitType), flat(i32)}, kGreedyThreads, 3 * kReduceScratch))
     return name;
   Value logits = kernel.getArgument(0), tokens = kernel.getArgument(1);
-  Value rowBase = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), index(vocab));
+  Value rowBase = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), index(units));
   Value negInf = f32(-std::numeric_limits<double>::infinity());
   auto i32c = [&](int32_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
   auto cmpf = [&](arith::CmpFPredicate p, Value x, Value y) {
@@ -207,29 +212,34 @@ std::string KernelGenerator::greedyTokensKernel(int64_t vocab) {
                 arith::SelectOp::create(b, take, other.at, x.at), addf(x.check, other.check)};
   };
   int64_t round = kGreedyThreads * kGreedyLoads;
-  auto loop = scf::ForOp::create(b, index(0), index(vocab), index(round),
+  auto loop = scf::ForOp::create(b, index(0), index(units), index(round),
                                  ValueRange{negInf, i32c(0), f32(0)});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(loop.getBody());
     Value best = loop.getRegionIterArg(0), at = loop.getRegionIterArg(1),
           check = loop.getRegionIterArg(2);
-    SmallVector<Value> positions, inside, values;
+    SmallVector<Value> positions, inside, loaded;
     for (int64_t u = 0; u < kGreedyLoads; ++u) { // every load first
       Value i = add(loop.getInductionVar(), add(index(u * kGreedyThreads), threadId));
-      inside.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, i, index(vocab)));
+      inside.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, i, index(units)));
       positions.push_back(i);
-      values.push_back(
-          load(logits, add(rowBase, arith::SelectOp::create(b, inside[u], i, index(0)))));
+      loaded.push_back(memref::LoadOp::create(
+          b, logits, ValueRange{add(rowBase, arith::SelectOp::create(b, inside[u], i, index(0)))}));
     }
     for (int64_t u = 0; u < kGreedyLoads; ++u) {
-      Value v = values[u];
-      Value larger = arith::AndIOp::create(b, inside[u],
-                                           cmpf(arith::CmpFPredicate::OGT, v, best));
-      best = arith::SelectOp::create(b, larger, v, best);
-      at = arith::SelectOp::create(
-          b, larger, arith::IndexCastOp::create(b, i32, positions[u]), at);
-      check = addf(check, arith::SelectOp::create(b, inside[u], mulf(v, f32(0)), f32(0)));
+      for (int64_t e = 0; e < perUnit; ++e) {
+        Value v = perUnit == 1 ? loaded[u]
+                               : LLVM::ExtractElementOp::create(
+                                     b, loaded[u], arith::ConstantIntOp::create(b, e, 32))
+                                     .getResult();
+        Value larger = arith::AndIOp::create(b, inside[u],
+                                             cmpf(arith::CmpFPredicate::OGT, v, best));
+        best = arith::SelectOp::create(b, larger, v, best);
+        Value element = add(mul(positions[u], index(perUnit)), index(e));
+        at = arith::SelectOp::create(b, larger, arith::IndexCastOp::create(b, i32, element), at);
+        check = addf(check, arith::SelectOp::create(b, inside[u], mulf(v, f32(0)), f32(0)));
+      }
     }
     scf::YieldOp::create(b, ValueRange{best, at, check});
   }
