@@ -237,6 +237,7 @@ int main(int argc, char **argv) {
   app.add_option("--logits-from", logitsFrom,
                  "with --logits-out: the first row written (e.g. P - 1 for the "
                  "last prompt position only)")
+      ->needs(logitsOption)
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_flag("--ignore-eos", options.ignoreEos, "keep generating past EOS");
