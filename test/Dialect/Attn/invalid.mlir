@@ -142,3 +142,16 @@ func.func @residual_shapes(%x: tensor<?x128xf32>, %y: tensor<?x64xbf16>) {
   %z = attn.residual_sum %x, %y : tensor<?x128xf32>, tensor<?x64xbf16> -> tensor<?x128xf32>
   return
 }
+
+// -----
+
+func.func @shared_slot(%q: tensor<?x64xf32>, %pos: tensor<?xi32>) {
+  // expected-error @+1 {{kv_slot 3 is also another attention op's: each layer needs its own}}
+  %a = attn.attention %q, %q, %q, %pos {num_heads = 2, num_kv_heads = 2, head_dim = 32, kv_slot = 3,
+      window = #attn.full, position = #attn.none}
+      : (tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>, tensor<?xi32>) -> tensor<?x64xf32>
+  %b = attn.attention %a, %q, %q, %pos {num_heads = 2, num_kv_heads = 2, head_dim = 32, kv_slot = 3,
+      window = #attn.full, position = #attn.none}
+      : (tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>, tensor<?xi32>) -> tensor<?x64xf32>
+  return
+}
