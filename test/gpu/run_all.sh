@@ -5,9 +5,9 @@
 # scale (a 2048-token prompt, 128 decoded tokens). Needs build/bin/cohere2c-run
 # and build/gpu-artifacts from test/gpu/build_artifacts.sh, and python3 with
 # numpy and safetensors. Exits non-zero if any check fails.
-#   run_all.sh [SECTION...]   sections: models fp8 onetoken long prefix r7b (default: all)
+#   run_all.sh [SECTION...]   sections: models fp8 onetoken long greedy prefix r7b (default: all)
 set -uo pipefail
-sections=" ${*:-models fp8 onetoken long prefix r7b} "
+sections=" ${*:-models fp8 onetoken long greedy prefix r7b} "
 want() { [[ "$sections" == *" $1 "* ]]; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
 run="${COHERE2C_RUN:-$root/build/bin/cohere2c-run}"
@@ -89,6 +89,33 @@ err = np.abs(ours - ref).max() / np.abs(ref).max() if ours.shape == ref.shape el
 ok = ours.shape == ref.shape == (1000, ref.shape[1]) and np.isfinite(ours).all() and err < 2.5e-2
 print(f"{'PASS' if ok else 'FAIL'} tiny-cohere2 bf16, 1000-token prompt, prefill chunk {sys.argv[3]}: "
       f"max |d| / max |host f32| {err:.4f} over {ours.shape[0]} rows (at most 2.5e-2)")
+sys.exit(0 if ok else 1)
+PY
+done
+
+want greedy && echo "--- greedy tokens on the GPU in steps shaped like ones that copied logits"
+# A records its logits (the engine picks its tokens from them), then B, the
+# same prompt, does not (the greedy_tokens kernel picks them): their decode
+# steps have the same shapes, and B must not replay A's graphs.
+want greedy && for precision in f32 bf16; do
+  python3 - "$root/test/data/models/tiny-cohere2/reference.json" > "$work/greedy.jsonl" <<'PY'
+import json, sys
+prompts = json.load(open(sys.argv[1]))["prompts"]
+ids = prompts[sorted(prompts)[0]]
+# B's logits_from is past its last row: it records none.
+for id, extra in (("A", {"logits_from": 0}), ("B", {"logits_from": len(ids) + 23})):
+    print(json.dumps({"id": id, "prompt_ids": ids, "max_new_tokens": 24, **extra}))
+PY
+  rm -rf "$work/greedy-logits" && mkdir -p "$work/greedy-logits"
+  "$run" "$art/tiny-cohere2-$precision.so" --requests "$work/greedy.jsonl" --ignore-eos --max-batch 1 \
+    --no-prefix-cache --logits-dir "$work/greedy-logits" > "$work/greedy.out" 2> "$work/err" \
+    || { echo "FAIL greedy $precision: cohere2c-run failed"; cat "$work/err"; failures=$((failures+1)); continue; }
+  python3 - "$work/greedy.out" "$precision" <<'PY' || failures=$((failures+1))
+import json, sys
+ids = {r["id"]: r["generated_ids"] for r in map(json.loads, open(sys.argv[1]))}
+ok = ids["A"] == ids["B"] and len(ids["B"]) == 24
+print(f"{'PASS' if ok else 'FAIL'} tiny-cohere2 {sys.argv[2]}: B's 24 greedy tokens from the GPU "
+      f"{'equal' if ok else 'differ from'} A's from its logits")
 sys.exit(0 if ok else 1)
 PY
 done

@@ -310,9 +310,7 @@ Status CudaExecutor::launchGraph(const std::map<std::string, int64_t> &params) {
     destroyGraphs();
     graphsGeneration_ = generation_;
   }
-  auto key = std::make_tuple(params.at("tokens"), params.at("full_table_width"),
-                             params.at("sliding_table_width"));
-  auto found = graphs_.find(key);
+  auto found = graphs_.find(params);
   if (found == graphs_.end()) {
     // Widths only grow while sequences decode: most old graphs are dead.
     if ((int64_t)graphs_.size() >= kMaxGraphs)
@@ -334,7 +332,7 @@ Status CudaExecutor::launchGraph(const std::map<std::string, int64_t> &params) {
       api_->cuGraphDestroy(g.graph);
       return instantiated;
     }
-    found = graphs_.emplace(key, g).first;
+    found = graphs_.emplace(params, g).first;
   }
   COHERE2C_CHECK(api_->cuGraphLaunch(found->second.exec, stream_));
   return Status::success();

@@ -72,13 +72,14 @@ private:
   DType dtype_ = DType::BF16;
   // Step inputs and the plan's buffers, by name.
   std::map<std::string, DeviceArray> inputs_, buffers_;
-  /// Decode-step graphs by (tokens, full and sliding table widths), valid
-  /// while no device array they captured was reallocated (generation).
+  /// Decode-step graphs by their step parameters (every size the launches
+  /// depend on: tokens, table widths, whether greedy tokens are picked),
+  /// valid while no device array they captured was reallocated (generation).
   struct Graph {
     CUgraph graph = nullptr;
     CUgraphExec exec = nullptr;
   };
-  std::map<std::tuple<int64_t, int64_t, int64_t>, Graph> graphs_;
+  std::map<std::map<std::string, int64_t>, Graph> graphs_;
   int64_t generation_ = 0, graphsGeneration_ = 0;
   /// cuBLASLt's best algorithm per (m, n, k, output dtype, FP8).
   std::map<std::tuple<int64_t, int64_t, int64_t, int, bool>, cublasLtMatmulAlgo_t> algos_;
