@@ -1,6 +1,6 @@
 //===- cohere2c-opt.cpp - mlir-opt with the attn dialect and its passes ---===//
 //
-// Example: cohere2c-opt --convert-attn-to-host test/Conversion/AttnToHost/step.mlir
+// Example: cohere2c-opt --convert-attn-to-host test/Conversion/AttnToHost/attn-to-host.mlir
 //
 //===----------------------------------------------------------------------===//
 

@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <fstream>
@@ -190,6 +191,13 @@ StatusOr<std::vector<Request>> readRequests(const std::string &path,
   return requests;
 }
 
+/// Whether `a` and `b` name one existing file.
+bool sameFile(const std::string &a, const std::string &b) {
+  struct stat x, y;
+  return stat(a.c_str(), &x) == 0 && stat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev &&
+         x.st_ino == y.st_ino;
+}
+
 std::string defaultWeightsPath(const std::string &artifact) {
   size_t dot = artifact.rfind('.');
   size_t slash = artifact.rfind('/');
@@ -303,15 +311,24 @@ int main(int argc, char **argv) {
     if (!S_ISDIR(info.st_mode))
       return fail("--logits-dir: " + logitsDir + ": not a folder");
   }
-  // Opened now: a path that cannot be written fails before generating.
-  std::ofstream logitsFile;
+  // Checked now, without touching the file: a path that cannot be written
+  // fails before generating, and a failed run leaves an existing file as
+  // it was (the logits replace it only at the end).
   if (writeLogits) {
     if (logitsOut.empty())
       return fail("--logits-out: the path is empty");
-    logitsFile.open(logitsOut, std::ios::binary);
-    if (!logitsFile)
+    for (const std::string &input : {artifactPath, defaultWeightsPath(artifactPath)})
+      if (sameFile(logitsOut, input))
+        return fail("--logits-out: " + logitsOut + " is the run's input " + input);
+    struct stat info;
+    bool exists = stat(logitsOut.c_str(), &info) == 0;
+    std::string folder = std::filesystem::path(logitsOut).parent_path().string();
+    if (exists ? S_ISDIR(info.st_mode) || access(logitsOut.c_str(), W_OK) != 0
+               : access(folder.empty() ? "." : folder.c_str(), W_OK) != 0)
       return fail("--logits-out: " + logitsOut + ": cannot write (" +
-                  std::strerror(errno) + ")");
+                  (exists && S_ISDIR(info.st_mode) ? std::string("a folder")
+                                                   : std::string(std::strerror(errno))) +
+                  ")");
   }
 
   auto artifact = LoadedArtifact::load(artifactPath);
@@ -415,14 +432,24 @@ int main(int argc, char **argv) {
       std::cout << (i ? " " : "") << r.generatedIds[i];
     std::cout << "\n";
     if (writeLogits) {
+      // Written beside it, then renamed over it: never half a file.
       int64_t vocab = manifest.config.vocabSize;
+      std::string partial = logitsOut + ".partial";
+      std::ofstream file(partial, std::ios::binary);
       Status written =
-          writeSafeTensors(logitsFile, logitsOut,
-                           {{"logits",
-                             {(int64_t)r.logits.size() / vocab, vocab},
-                             r.logits.data()}});
-      if (!written.ok())
+          file ? writeSafeTensors(file, partial,
+                                  {{"logits",
+                                    {(int64_t)r.logits.size() / vocab, vocab},
+                                    r.logits.data()}})
+               : Status::error(partial + ": cannot write (" + std::strerror(errno) + ")");
+      file.close();
+      if (written.ok() && std::rename(partial.c_str(), logitsOut.c_str()) != 0)
+        written = Status::error("--logits-out: " + logitsOut + ": cannot replace (" +
+                                std::strerror(errno) + ")");
+      if (!written.ok()) {
+        std::remove(partial.c_str());
         return fail(written.message());
+      }
     }
   }
   const EngineStats &stats = (*engine)->stats();

@@ -155,3 +155,13 @@ func.func @shared_slot(%q: tensor<?x64xf32>, %pos: tensor<?xi32>) {
       : (tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>, tensor<?xi32>) -> tensor<?x64xf32>
   return
 }
+
+// -----
+
+func.func @huge_heads(%q: tensor<?x8xf32>, %pos: tensor<?xi32>) {
+  // expected-error @+1 {{num_heads x head_dim must be at most 2147483648, found 4611686018427387906 x 4}}
+  %a = attn.attention %q, %q, %q, %pos {num_heads = 4611686018427387906, num_kv_heads = 2, head_dim = 4,
+      kv_slot = 0, window = #attn.full, position = #attn.none}
+      : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?xi32>) -> tensor<?x8xf32>
+  return
+}

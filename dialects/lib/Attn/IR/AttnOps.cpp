@@ -172,6 +172,11 @@ std::optional<int64_t> AttentionOp::getSlidingWindow() {
 LogicalResult AttentionOp::verify() {
   int64_t heads = getNumHeads(), kvHeads = getNumKvHeads();
   int64_t headDim = getHeadDim();
+  // Widths are heads x head_dim: keep the product far from overflow.
+  constexpr int64_t kMaxWidth = int64_t(1) << 31;
+  if (heads > kMaxWidth / headDim)
+    return emitOpError() << "num_heads x head_dim must be at most " << kMaxWidth << ", found "
+                         << heads << " x " << headDim;
   if (heads % kvHeads != 0)
     return emitOpError() << "num_kv_heads (" << kvHeads
                          << ") must divide num_heads (" << heads << ")";
