@@ -109,8 +109,11 @@ int64_t logitsRowsEnd(const Request &r) {
 }
 
 /// One request per line: {"id": ..., "prompt_ids": [...], "max_new_tokens":
-/// N, "logits_from": F}; only prompt_ids is required, and a request without
-/// an id is named "line-<its line number>". With --logits-dir, the request's
+/// N, "logits_from": F, "temperature": T, "top_k": K, "top_p": P, "seed":
+/// S}; only prompt_ids is required, a request without an id is named
+/// "line-<its line number>", and the sampling fields default to the
+/// command line's (so requests that should sample differently need their
+/// own seeds). With --logits-dir, the request's
 /// file holds the logits rows of positions [F, P + N - 1) (default F = 0;
 /// F = P + N - 1 records none, for a request only timed); without it F is
 /// checked and unused. Errors name the file and the line: not a JSON object,
@@ -135,12 +138,14 @@ StatusOr<std::vector<Request>> readRequests(const std::string &path,
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object())
       return Status::error(where + ": not a JSON object");
+    static const char *kFields[] = {"id",          "prompt_ids", "max_new_tokens",
+                                    "logits_from", "temperature", "top_k",
+                                    "top_p",       "seed"};
     for (auto &field : j.items())
-      if (field.key() != "id" && field.key() != "prompt_ids" &&
-          field.key() != "max_new_tokens" && field.key() != "logits_from")
+      if (std::find(std::begin(kFields), std::end(kFields), field.key()) == std::end(kFields))
         return Status::error(where + ": unknown field '" + field.key() +
                              "' (expected id, prompt_ids, max_new_tokens, "
-                             "logits_from)");
+                             "logits_from, temperature, top_k, top_p, seed)");
     Request r = defaults;
     r.id = !j.contains("id")     ? "line-" + std::to_string(lineNo)
            : j["id"].is_string() ? j["id"].get<std::string>()
@@ -181,6 +186,43 @@ StatusOr<std::vector<Request>> readRequests(const std::string &path,
                              std::to_string(end) + "], found " +
                              j["logits_from"].dump());
       r.recordLogitsFrom = *from;
+    }
+    // Sampling, with the command line's ranges.
+    auto number = [&](const char *key, bool (*valid)(double),
+                      const char *range) -> StatusOr<std::optional<double>> {
+      if (!j.contains(key))
+        return std::optional<double>();
+      if (!j[key].is_number() || !valid(j[key].get<double>()))
+        return Status::error(where + ": " + key + " must be " + range + ", found " +
+                             j[key].dump());
+      return std::optional<double>(j[key].get<double>());
+    };
+    auto temperature = number(
+        "temperature", [](double t) { return std::isfinite(t) && t >= 0; }, "a number >= 0");
+    if (!temperature.ok())
+      return temperature.status();
+    if (*temperature)
+      r.sampling.temperature = **temperature;
+    auto topP = number(
+        "top_p", [](double p) { return p > 0 && p <= 1; }, "a number in (0, 1]");
+    if (!topP.ok())
+      return topP.status();
+    if (*topP)
+      r.sampling.topP = **topP;
+    if (j.contains("top_k")) {
+      std::optional<int64_t> k = integerIn(j["top_k"], 0, kInt64Max);
+      if (!k)
+        return Status::error(where + ": top_k must be an integer >= 0, found " +
+                             j["top_k"].dump());
+      r.sampling.topK = *k;
+    }
+    if (j.contains("seed")) {
+      const nlohmann::json &seed = j["seed"];
+      if (!seed.is_number_unsigned() &&
+          !(seed.is_number_integer() && seed.get<int64_t>() >= 0))
+        return Status::error(where + ": seed must be an integer >= 0 (uint64), found " +
+                             seed.dump());
+      r.sampling.seed = seed.get<uint64_t>();
     }
     requests.push_back(std::move(r));
   }
@@ -225,7 +267,9 @@ int main(int argc, char **argv) {
   auto *reqs =
       app.add_option("--requests", requestsPath,
                      "JSONL file: {\"id\", \"prompt_ids\", \"max_new_tokens\", "
-                     "\"logits_from\"} per line (only prompt_ids is required)");
+                     "\"logits_from\", \"temperature\", \"top_k\", \"top_p\", \"seed\"} "
+                     "per line (only prompt_ids is required; a request's own sampling "
+                     "values win over the options)");
   prompt->excludes(reqs);
   app.add_option("--max-new-tokens", defaults.maxNewTokens,
                  "tokens to generate (a request's own value wins)")
