@@ -55,14 +55,35 @@ CLI::Validator finiteNumber(const std::string &what,
       what);
 }
 
-/// CLI11 reads "-1" into a uint64_t as 2^64 - 1 without complaint.
-const CLI::Validator kNotNegative(
+/// A decimal integer in [low, high]. CLI11 itself reads "-1" into a
+/// uint64_t as 2^64 - 1 and saturates integers past the type's range.
+CLI::Validator integerIn(int64_t low, int64_t high) {
+  std::string what = "an integer in [" + std::to_string(low) + ", " + std::to_string(high) + "]";
+  return CLI::Validator(
+      [=](std::string &input) -> std::string {
+        char *end = nullptr;
+        errno = 0;
+        long long value = std::strtoll(input.c_str(), &end, 10);
+        if (input.empty() || std::isspace((unsigned char)input[0]) || *end != '\0' ||
+            errno == ERANGE || value < low || value > high)
+          return "Value " + input + " is not " + what;
+        return "";
+      },
+      what);
+}
+
+/// A decimal integer in [0, 2^64 - 1] (seeds).
+const CLI::Validator kUint64(
     [](std::string &input) -> std::string {
-      if (input.find('-') != std::string::npos)
-        return "Value " + input + " is negative";
+      char *end = nullptr;
+      errno = 0;
+      std::strtoull(input.c_str(), &end, 10);
+      if (input.empty() || !std::isdigit((unsigned char)input[0]) || *end != '\0' ||
+          errno == ERANGE)
+        return "Value " + input + " is not an integer in [0, 2^64 - 1]";
       return "";
     },
-    "NONNEGATIVE");
+    "UINT64");
 
 int fail(const std::string &message) {
   std::cerr << "cohere2c-run: error: " << message << "\n";
@@ -273,7 +294,7 @@ int main(int argc, char **argv) {
   prompt->excludes(reqs);
   app.add_option("--max-new-tokens", defaults.maxNewTokens,
                  "tokens to generate (a request's own value wins)")
-      ->check(CLI::Range(int64_t(1), kInt64Max))
+      ->check(integerIn(int64_t(1), kInt64Max))
       ->capture_default_str();
   auto *logitsOption = app.add_option(
       "--logits-out", logitsOut,
@@ -290,42 +311,42 @@ int main(int argc, char **argv) {
                  "with --logits-out: the first row written (e.g. P - 1 for the "
                  "last prompt position only)")
       ->needs(logitsOption)
-      ->check(CLI::NonNegativeNumber)
+      ->check(integerIn(0, kInt64Max))
       ->capture_default_str();
   app.add_flag("--ignore-eos", options.ignoreEos, "keep generating past EOS");
   auto *ckpt = app.add_option("--checkpoint", checkpoint,
                               "bind weights from a Hugging Face checkpoint folder");
   app.add_option("--random-weights", randomSeed, "bind seeded random weights")
-      ->check(kNotNegative)
+      ->check(kUint64)
       ->excludes(ckpt);
   app.add_option("--prefill-chunk", options.prefillChunk,
                  "most prompt tokens per step (0: whole prompt)")
-      ->check(CLI::Range(int64_t(0), kInt64Max))
+      ->check(integerIn(int64_t(0), kInt64Max))
       ->capture_default_str();
   app.add_option("--block-size", options.blockSize, "tokens per KV block")
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 16))
+      ->check(integerIn(int64_t(1), int64_t(1) << 16))
       ->capture_default_str();
   app.add_option("--kv-blocks", options.numBlocks,
                  "blocks per KV group (0: room for --max-batch full contexts, "
                  "at most 4 GiB of KV cache on the host target)")
-      ->check(CLI::Range(int64_t(0), (int64_t(1) << 31) - 1))
+      ->check(integerIn(int64_t(0), (int64_t(1) << 31) - 1))
       ->capture_default_str();
   app.add_option("--max-batch", options.maxBatch, "most requests in flight")
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 16))
+      ->check(integerIn(int64_t(1), int64_t(1) << 16))
       ->capture_default_str();
   app.add_flag("--no-prefix-cache", noPrefixCache, "never reuse cached prefixes");
   app.add_option("--temperature", defaults.sampling.temperature, "0: greedy")
       ->check(finiteNumber("a number >= 0", [](double t) { return t >= 0; }))
       ->capture_default_str();
   app.add_option("--top-k", defaults.sampling.topK, "0: all")
-      ->check(CLI::Range(int64_t(0), kInt64Max))
+      ->check(integerIn(int64_t(0), kInt64Max))
       ->capture_default_str();
   app.add_option("--top-p", defaults.sampling.topP, "1: all")
       ->check(finiteNumber("a number in (0, 1]",
                            [](double p) { return p > 0 && p <= 1; }))
       ->capture_default_str();
   app.add_option("--seed", defaults.sampling.seed, "sampling seed")
-      ->check(kNotNegative)
+      ->check(kUint64)
       ->capture_default_str();
   try {
     app.parse(argc, argv);
