@@ -15,6 +15,7 @@
 #include "Conversion/AttnToGPU/KernelGenerator.h"
 
 #include "Conversion/KVCachePlacement.h"
+#include "Conversion/QuantizedLinears.h"
 #include "Frontend/ModelToAttn.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -474,15 +475,7 @@ struct ConvertAttnToGPUPass
       module.emitError() << "no @" << kStepFunctionName << " to lower";
       return signalPassFailure();
     }
-    // A linear layer with an FP8 weight but bf16 input: the kernels read
-    // weights in the input's type (as the host target, which refuses it too).
-    WalkResult unquantized = step.walk([&](attn::LinearOp op) {
-      if (!op.getWeightScaleAttr())
-        return WalkResult::advance();
-      op.emitOpError("has an fp8 weight: run attn-quantize-fp8-rowwise first");
-      return WalkResult::interrupt();
-    });
-    if (unquantized.wasInterrupted())
+    if (failed(requireQuantizedLinears(step)))
       return signalPassFailure();
     OpBuilder b(module.getContext());
     b.setInsertionPointToEnd(module.getBody());

@@ -11,6 +11,7 @@
 #include "Conversion/AttnToHost/AttnToHost.h"
 
 #include "Conversion/KVCachePlacement.h"
+#include "Conversion/QuantizedLinears.h"
 #include "Conversion/RotaryAngle.h"
 #include "Frontend/ModelToAttn.h"
 #include "cohere2c/Dialect/Attn/IR/Attn.h"
@@ -578,13 +579,7 @@ struct ConvertAttnToHostPass
     });
     if (precision.wasInterrupted())
       return signalPassFailure();
-    WalkResult unquantized = module.walk([&](attn::LinearOp op) {
-      if (!op.getWeightScaleAttr())
-        return WalkResult::advance();
-      op.emitOpError("has an fp8 weight: run attn-quantize-fp8-rowwise first");
-      return WalkResult::interrupt();
-    });
-    if (unquantized.wasInterrupted())
+    if (failed(requireQuantizedLinears(module)))
       return signalPassFailure();
 
     MLIRContext *ctx = &getContext();
