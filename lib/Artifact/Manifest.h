@@ -54,7 +54,7 @@ struct Manifest {
   /// 5: every kernel waits for the launch before it (griddepcontrol.wait)
   /// before it reads or writes activations, so that the runtime may launch
   /// it early (programmatic dependent launch); the prefill_splits family of
-  /// parameters.
+  /// parameters; the step input greedy_tokens and the parameter greedy_rows.
   static constexpr int kFormatVersion = 5;
 
   ModelConfig config;

@@ -54,7 +54,7 @@ struct StepInput {
   std::vector<int32_t> logitRows;
   /// Each logits row is wanted only for its greedy token (every sequence of
   /// the step samples greedily and records no logits): the executor fills
-  /// StepOutput::greedyTokens, and may leave StepOutput::logits empty.
+  /// StepOutput::greedyTokens, and may leave StepOutput::logits unfilled.
   bool greedyOnly = false;
 
   /// That the step only addresses what exists (the kernels index with it
@@ -76,8 +76,8 @@ struct StepInput {
 };
 
 struct StepOutput {
-  /// [R, vocab] f32, row r for token logitRows[r]; unspecified (the cuda
-  /// target leaves it as it was) when the step was greedyOnly.
+  /// [R, vocab] f32, row r for token logitRows[r]; unspecified when the
+  /// step was greedyOnly (the cuda target leaves it as it was).
   std::vector<float> logits;
   /// greedyOnly steps: [R], greedyToken() of each logits row (-1 where a
   /// logit is NaN or infinite); otherwise unspecified.

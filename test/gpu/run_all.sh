@@ -36,7 +36,9 @@ PY
           python3 "$root/test/gpu/compare_logits.py" "$model" "$prompt" "$work/logits.safetensors" \
             "$work/tokens" "$precision" "$mode" | sed "s/\$/ (prefill chunk $chunk)/" || failures=$((failures+1))
           # Without --logits-out the tokens come from the greedy_tokens kernel.
-          if [[ $mode == generate ]]; then
+          # In chunks of 1 both runs' steps have one logits row each, so the
+          # same shapes and the same logits: the tokens must be equal.
+          if [[ $mode == generate && $chunk == 1 ]]; then
             "$run" "$art/$name-$precision.so" --prompt-ids "$ids" --max-new-tokens "$new" --ignore-eos \
               --prefill-chunk "$chunk" > "$work/tokens-greedy" 2> "$work/err" \
               && cmp -s "$work/tokens" "$work/tokens-greedy" \

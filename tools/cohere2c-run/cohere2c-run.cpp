@@ -261,6 +261,86 @@ bool sameFile(const std::string &a, const std::string &b) {
          x.st_ino == y.st_ino;
 }
 
+/// Where --logits-out writes. A regular file (or a new one) is replaced at
+/// the end by a temporary file of its folder renamed over it, so that a run
+/// that fails leaves it as it was and no reader sees half a file; anything
+/// else (/dev/stdout, a FIFO) is written through. Symbolic links are
+/// followed.
+struct LogitsTarget {
+  std::string given; // the path as given, for messages
+  std::string path;  // the file written: `given`, or what its links name
+  bool replace = true;
+
+  /// Refuses an empty path, a folder, one of the run's `inputs` (artifact,
+  /// weights, checkpoint files), and what cannot be written: the file
+  /// itself where it is not replaced, else its folder.
+  static StatusOr<LogitsTarget> of(const std::string &given,
+                                   const std::vector<std::string> &inputs) {
+    auto error = [&](const std::string &why) {
+      return Status::error("--logits-out: " + given + ": " + why);
+    };
+    if (given.empty())
+      return Status::error("--logits-out: the path is empty");
+    for (const std::string &input : inputs)
+      if (sameFile(given, input))
+        return error("the run's input " + input);
+    LogitsTarget t{given, given, true};
+    struct stat info;
+    if (stat(given.c_str(), &info) == 0) {
+      if (S_ISDIR(info.st_mode))
+        return error("cannot write (a folder)");
+      if (!S_ISREG(info.st_mode)) {
+        t.replace = false;
+        if (access(given.c_str(), W_OK) != 0)
+          return error(std::string("cannot write (") + std::strerror(errno) + ")");
+        return t;
+      }
+      std::error_code ec;
+      t.path = std::filesystem::canonical(given, ec).string();
+      if (ec)
+        return error("cannot resolve (" + ec.message() + ")");
+    }
+    if (access(t.folder().c_str(), W_OK) != 0)
+      return error(std::string("cannot write (") + std::strerror(errno) + ")");
+    return t;
+  }
+
+  std::string folder() const {
+    std::string f = std::filesystem::path(path).parent_path().string();
+    return f.empty() ? "." : f;
+  }
+
+  Status write(const std::vector<F32Tensor> &tensors) const {
+    if (!replace) {
+      std::ofstream out(path, std::ios::binary);
+      if (!out)
+        return Status::error("--logits-out: " + given + ": cannot write (" +
+                             std::strerror(errno) + ")");
+      return writeSafeTensors(out, given, tensors);
+    }
+    std::string temp = folder() + "/.cohere2c-logits-XXXXXX";
+    int fd = mkstemp(temp.data());
+    if (fd < 0)
+      return Status::error("--logits-out: " + given + ": cannot write beside it (" +
+                           std::strerror(errno) + ")");
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask); // as a newly created file, not mkstemp's 0600
+    close(fd);
+    std::ofstream out(temp, std::ios::binary);
+    Status written = out ? writeSafeTensors(out, given, tensors)
+                         : Status::error("--logits-out: " + given + ": cannot write (" +
+                                         std::strerror(errno) + ")");
+    out.close();
+    if (written.ok() && std::rename(temp.c_str(), path.c_str()) != 0)
+      written = Status::error("--logits-out: " + given + ": cannot replace (" +
+                              std::strerror(errno) + ")");
+    if (!written.ok())
+      std::remove(temp.c_str());
+    return written;
+  }
+};
+
 std::string defaultWeightsPath(const std::string &artifact) {
   size_t dot = artifact.rfind('.');
   size_t slash = artifact.rfind('/');
@@ -377,23 +457,18 @@ int main(int argc, char **argv) {
       return fail("--logits-dir: " + logitsDir + ": not a folder");
   }
   // Checked now, without touching the file: a path that cannot be written
-  // fails before generating, and a failed run leaves an existing file as
-  // it was (the logits replace it only at the end).
+  // fails before generating.
+  LogitsTarget logitsTarget;
   if (writeLogits) {
-    if (logitsOut.empty())
-      return fail("--logits-out: the path is empty");
-    for (const std::string &input : {artifactPath, defaultWeightsPath(artifactPath)})
-      if (sameFile(logitsOut, input))
-        return fail("--logits-out: " + logitsOut + " is the run's input " + input);
-    struct stat info;
-    bool exists = stat(logitsOut.c_str(), &info) == 0;
-    std::string folder = std::filesystem::path(logitsOut).parent_path().string();
-    if (exists ? S_ISDIR(info.st_mode) || access(logitsOut.c_str(), W_OK) != 0
-               : access(folder.empty() ? "." : folder.c_str(), W_OK) != 0)
-      return fail("--logits-out: " + logitsOut + ": cannot write (" +
-                  (exists && S_ISDIR(info.st_mode) ? std::string("a folder")
-                                                   : std::string(std::strerror(errno))) +
-                  ")");
+    std::vector<std::string> inputs = {artifactPath, defaultWeightsPath(artifactPath)};
+    std::error_code ec;
+    if (!checkpoint.empty())
+      for (const auto &entry : std::filesystem::directory_iterator(checkpoint, ec))
+        inputs.push_back(entry.path().string());
+    auto target = LogitsTarget::of(logitsOut, inputs);
+    if (!target.ok())
+      return fail(target.status().message());
+    logitsTarget = *target;
   }
 
   auto artifact = LoadedArtifact::load(artifactPath);
@@ -497,24 +572,11 @@ int main(int argc, char **argv) {
       std::cout << (i ? " " : "") << r.generatedIds[i];
     std::cout << "\n";
     if (writeLogits) {
-      // Written beside it, then renamed over it: never half a file.
       int64_t vocab = manifest.config.vocabSize;
-      std::string partial = logitsOut + ".partial";
-      std::ofstream file(partial, std::ios::binary);
-      Status written =
-          file ? writeSafeTensors(file, partial,
-                                  {{"logits",
-                                    {(int64_t)r.logits.size() / vocab, vocab},
-                                    r.logits.data()}})
-               : Status::error(partial + ": cannot write (" + std::strerror(errno) + ")");
-      file.close();
-      if (written.ok() && std::rename(partial.c_str(), logitsOut.c_str()) != 0)
-        written = Status::error("--logits-out: " + logitsOut + ": cannot replace (" +
-                                std::strerror(errno) + ")");
-      if (!written.ok()) {
-        std::remove(partial.c_str());
+      Status written = logitsTarget.write(
+          {{"logits", {(int64_t)r.logits.size() / vocab, vocab}, r.logits.data()}});
+      if (!written.ok())
         return fail(written.message());
-      }
     }
   }
   const EngineStats &stats = (*engine)->stats();

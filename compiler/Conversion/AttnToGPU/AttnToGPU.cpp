@@ -3,7 +3,9 @@
 // Every attn op but the linear layers becomes a launch of a kernel generated
 // here, specialized by the op's shapes and attributes (a full layer's kernels
 // have no rotary code and no window bound); linear layers and the logits
-// projection become GEMMs the runtime runs with cuBLASLt. Kernels that are
+// projection become GEMMs the runtime runs with cuBLASLt (linear layers of a
+// one-token step: matrix-vector kernels), and the logits rows of a greedy
+// batch their greedy tokens (greedy_tokens). Kernels that are
 // specialized alike are generated once (all sliding layers share one
 // attention kernel; the layer's KV slot is an argument). The kernels:
 // KernelGenerator.h; here, the launch plan: buffers, merged GEMMs, and the

@@ -359,8 +359,8 @@ private:
                    int64_t scratchFloats, bool waitAtStart = true);
   /// Programmatic dependent launch (manifest format 5): the runtime may start
   /// a kernel while the launch before it still runs. This waits until that
-  /// launch has finished and its writes are visible (griddepcontrol.wait,
-  /// which also orders this kernel's later writes after its reads), then lets
+  /// launch has finished and its writes are visible (griddepcontrol.wait;
+  /// so this kernel's writes also come after that launch's reads), then lets
   /// the next launch start early (griddepcontrol.launch_dependents).
   void waitForPreviousLaunch();
   void endKernel();

@@ -22,7 +22,7 @@ namespace cohere2c {
 #define COHERE2C_CUDA_DRIVER_FUNCTIONS(X)                                      \
   X(cuInit) X(cuDeviceGet) X(cuDeviceGetName) X(cuDevicePrimaryCtxRetain)      \
   X(cuCtxSetCurrent) X(cuModuleLoadData) X(cuModuleGetFunction)                \
-  X(cuLaunchKernelEx) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoDAsync)            \
+  X(cuLaunchKernelEx) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoDAsync)          \
   X(cuMemcpyDtoHAsync) X(cuMemsetD8Async) X(cuMemGetInfo) X(cuStreamCreate)    \
   X(cuStreamSynchronize) X(cuStreamBeginCapture) X(cuStreamEndCapture)        \
   X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphDestroy)            \

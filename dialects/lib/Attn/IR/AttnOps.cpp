@@ -199,12 +199,14 @@ LogicalResult AttentionOp::verify() {
   if (hasRope() && headDim % 2 != 0)
     return emitOpError() << "rope needs an even head_dim, found " << headDim;
   // Each layer has its own KV cache: two attention ops of one step on one
-  // slot would write the same K and V rows.
-  for (Operation &other : (*this)->getBlock()->getOperations())
-    if (auto attention = dyn_cast<AttentionOp>(other);
-        attention && attention != *this && attention.getKvSlot() == getKvSlot())
-      return emitOpError() << "kv_slot " << getKvSlot()
-                           << " is also another attention op's: each layer needs its own";
+  // slot would write the same K and V rows. (The lowerings take the step's
+  // ops from one block.)
+  if (Block *block = (*this)->getBlock())
+    for (Operation &other : block->getOperations())
+      if (auto attention = dyn_cast<AttentionOp>(other);
+          attention && attention != *this && attention.getKvSlot() == getKvSlot())
+        return emitOpError() << "kv_slot " << getKvSlot()
+                             << " is also another attention op's: each layer needs its own";
   return verifySameTokens(*this,
                           {getQ(), getK(), getV(), getPositions(), getResult()});
 }
