@@ -28,7 +28,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <fstream>
-#include <functional>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -40,19 +39,28 @@ namespace {
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
-/// A finite number for which `ok` holds, described by `what` ("a number
-/// >= 0"). CLI::Range lets NaN through, and a double option takes "inf".
-CLI::Validator finiteNumber(const std::string &what,
-                            std::function<bool(double)> ok) {
+/// The finite numbers for which `ok` holds, described by `what`; one range
+/// serves an option and the requests file's field alike.
+struct NumberRange {
+  const char *what;
+  bool (*ok)(double);
+  bool holds(double v) const { return std::isfinite(v) && ok(v); }
+};
+constexpr NumberRange kTemperatureRange{"a number >= 0", [](double t) { return t >= 0; }};
+constexpr NumberRange kTopPRange{"a number in (0, 1]",
+                                 [](double p) { return p > 0 && p <= 1; }};
+
+/// A number in `range`. CLI::Range lets NaN through, and a double option
+/// takes "inf".
+CLI::Validator finiteNumber(NumberRange range) {
   return CLI::Validator(
-      [what, ok](std::string &input) -> std::string {
+      [range](std::string &input) -> std::string {
         double value;
-        if (!CLI::detail::lexical_cast(input, value) || !std::isfinite(value) ||
-            !ok(value))
-          return "Value " + input + " is not " + what;
+        if (!CLI::detail::lexical_cast(input, value) || !range.holds(value))
+          return "Value " + input + " is not " + range.what;
         return "";
       },
-      what);
+      range.what);
 }
 
 /// A decimal integer in [low, high]. CLI11 itself reads "-1" into a
@@ -209,23 +217,20 @@ StatusOr<std::vector<Request>> readRequests(const std::string &path,
       r.recordLogitsFrom = *from;
     }
     // Sampling, with the command line's ranges.
-    auto number = [&](const char *key, bool (*valid)(double),
-                      const char *range) -> StatusOr<std::optional<double>> {
+    auto number = [&](const char *key, NumberRange range) -> StatusOr<std::optional<double>> {
       if (!j.contains(key))
         return std::optional<double>();
-      if (!j[key].is_number() || !valid(j[key].get<double>()))
-        return Status::error(where + ": " + key + " must be " + range + ", found " +
+      if (!j[key].is_number() || !range.holds(j[key].get<double>()))
+        return Status::error(where + ": " + key + " must be " + range.what + ", found " +
                              j[key].dump());
       return std::optional<double>(j[key].get<double>());
     };
-    auto temperature = number(
-        "temperature", [](double t) { return std::isfinite(t) && t >= 0; }, "a number >= 0");
+    auto temperature = number("temperature", kTemperatureRange);
     if (!temperature.ok())
       return temperature.status();
     if (*temperature)
       r.sampling.temperature = **temperature;
-    auto topP = number(
-        "top_p", [](double p) { return p > 0 && p <= 1; }, "a number in (0, 1]");
+    auto topP = number("top_p", kTopPRange);
     if (!topP.ok())
       return topP.status();
     if (*topP)
@@ -416,14 +421,13 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   app.add_flag("--no-prefix-cache", noPrefixCache, "never reuse cached prefixes");
   app.add_option("--temperature", defaults.sampling.temperature, "0: greedy")
-      ->check(finiteNumber("a number >= 0", [](double t) { return t >= 0; }))
+      ->check(finiteNumber(kTemperatureRange))
       ->capture_default_str();
   app.add_option("--top-k", defaults.sampling.topK, "0: all")
       ->check(integerIn(int64_t(0), kInt64Max))
       ->capture_default_str();
   app.add_option("--top-p", defaults.sampling.topP, "1: all")
-      ->check(finiteNumber("a number in (0, 1]",
-                           [](double p) { return p > 0 && p <= 1; }))
+      ->check(finiteNumber(kTopPRange))
       ->capture_default_str();
   app.add_option("--seed", defaults.sampling.seed, "sampling seed")
       ->check(kUint64)
