@@ -11,23 +11,32 @@
 namespace mlir::cohere2c::attn_to_gpu {
 
 // Writes K (rotated on RoPE layers) and V of each token into its block of
-// the paged cache (layout: kvRowOffset). A block per (token, chunk of
-// feature pairs).
+// the paged cache (layout: kvRowOffset). On RoPE layers it also writes the
+// token's q rotated, rounded to e, into q_rotated [tokens, heads x hd]: a
+// token's q and k share its position, so a thread's angle serves the pair
+// of q and the pair of k with the same index, and the attention kernels read
+// q as it is (one rotation per token and head, not one per block or warp
+// that reads it). A block per (token, chunk of feature pairs of q on RoPE
+// layers, of K otherwise).
 std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
                                             int64_t groupLayers, int64_t kStride,
-                                            int64_t vStride) {
+                                            int64_t vStride, int64_t qStride) {
   auto rope = dyn_cast<attn::RopeAttr>(op.getPosition());
   int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(), hd = op.getHeadDim();
   std::string name = sanitize(
       "kv_append_" + std::string(rope ? "rope" : "no_rope") + "_h" +
       std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
       std::to_string(hd) + "_l" + std::to_string(groupLayers) +
-      strideSuffix("k", kStride, kvHeads * hd) + strideSuffix("v", vStride, kvHeads * hd));
+      strideSuffix("k", kStride, kvHeads * hd) + strideSuffix("v", vStride, kvHeads * hd) +
+      (rope ? strideSuffix("q", qStride, heads * hd) : ""));
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  // k, v, positions, seqs, tables, pool, slot, block_size, table_width
-  if (!beginKernel(name, {flat(e), flat(e), flat(i32), flat(i32), flat(i32), flat(e), i64,
-                          i64, i64},
-                   kChunkThreads, 0))
+  // k, v, positions, seqs, tables, pool, slot, block_size, table_width[, q,
+  // q_rotated]
+  SmallVector<Type> args = {flat(e), flat(e), flat(i32), flat(i32), flat(i32),
+                            flat(e), i64,     i64,       i64};
+  if (rope)
+    args.append({flat(e), flat(e)});
+  if (!beginKernel(name, args, kChunkThreads, 0))
     return name;
   Value k = kernel.getArgument(0), v = kernel.getArgument(1);
   Value positions = kernel.getArgument(2), seqs = kernel.getArgument(3),
@@ -43,25 +52,41 @@ std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
   Value kBase = kvRowOffset(block, inBlock, slot, bs, groupLayers, kvWidth, 0);
   Value vBase = kvRowOffset(block, inBlock, slot, bs, groupLayers, kvWidth, 1);
   Value kRow = mul(t, index(kStride)), vRow = mul(t, index(vStride));
-  double theta = rope ? rope.getTheta().convertToDouble() : 0;
+  auto copy = [&](Value src, Value srcRow, Value dstBase, Value d) {
+    memref::StoreOp::create(b, memref::LoadOp::create(b, src, ValueRange{add(srcRow, d)}),
+                            pool, ValueRange{add(dstBase, d)});
+  };
   // Pair i is (x[2m], x[2m+1]) of head i / (hd/2), m = i % (hd/2).
-  forChunkElement(kvWidth / 2, [&](Value i) {
-    Value even = mul(i, index(2)), odd = add(even, index(1));
-    auto copy = [&](Value src, Value srcRow, Value dstBase, Value d) {
-      memref::StoreOp::create(b, memref::LoadOp::create(b, src, ValueRange{add(srcRow, d)}),
-                              pool, ValueRange{add(dstBase, d)});
-    };
-    copy(v, vRow, vBase, even);
-    copy(v, vRow, vBase, odd);
-    if (!rope) {
-      copy(k, kRow, kBase, even);
-      copy(k, kRow, kBase, odd);
-      return;
-    }
+  if (!rope) {
+    forChunkElement(kvWidth / 2, [&](Value i) {
+      Value even = mul(i, index(2)), odd = add(even, index(1));
+      for (Value d : {even, odd}) {
+        copy(v, vRow, vBase, d);
+        copy(k, kRow, kBase, d);
+      }
+    });
+    endKernel();
+    return name;
+  }
+  Value q = kernel.getArgument(9), qRotated = kernel.getArgument(10);
+  double theta = rope.getTheta().convertToDouble();
+  // (x0 c - x1 s, x1 c + x0 s) of the pair at src[srcRow + 2i], stored at
+  // dst[dstRow + 2i].
+  auto rotate = [&](Value src, Value srcRow, Value dst, Value dstRow, Value even, Value c,
+                    Value sn) {
+    Value x0 = load(src, add(srcRow, even)), x1 = load(src, add(srcRow, add(even, index(1))));
+    store(subf(mulf(x0, c), mulf(x1, sn)), dst, add(dstRow, even));
+    store(addf(mulf(x1, c), mulf(x0, sn)), dst, add(dstRow, add(even, index(1))));
+  };
+  forChunkElement(heads * hd / 2, [&](Value i) {
+    Value even = mul(i, index(2));
     auto [c, sn] = emitRotaryCosSin(b, theta, hd, p32, arith::RemUIOp::create(b, i, index(hd / 2)));
-    Value x0 = load(k, add(kRow, even)), x1 = load(k, add(kRow, odd));
-    store(subf(mulf(x0, c), mulf(x1, sn)), pool, add(kBase, even));
-    store(addf(mulf(x1, c), mulf(x0, sn)), pool, add(kBase, odd));
+    rotate(q, mul(t, index(qStride)), qRotated, mul(t, index(heads * hd)), even, c, sn);
+    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, i, index(kvWidth / 2)), [&] {
+      copy(v, vRow, vBase, even);
+      copy(v, vRow, vBase, add(even, index(1)));
+      rotate(k, kRow, pool, kBase, even, c, sn);
+    });
   });
   endKernel();
   return name;
@@ -80,7 +105,8 @@ Value KernelGenerator::tokenOfRow(bool generatedOnly, Value row) {
 // read) are split into kAttentionSplits contiguous ranges, one block per
 // (token, head, split), so that a decode step of one sequence still fills
 // the GPU. A block's warps split its range again, each lane owning
-// head_dim / 32 consecutive features; each warp runs an online softmax
+// head_dim / 32 consecutive features of q (rotated by kvAppendKernel on
+// RoPE layers); each warp runs an online softmax
 // (Milakov and Gimelshein, 2018) over its keys, the block merges its warps
 // in shared memory and writes its partial result (max m, sum l, and the
 // unnormalized output acc[head_dim], f32) for attentionMergeKernel. A range
@@ -143,31 +169,6 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
   SmallVector<Value> qv;
   for (int64_t i = 0; i < perLane; ++i)
     qv.push_back(load(q, add(qBase, index(i))));
-  // RoPE layers rotate q here, in f32 (interleaved pairs: features 2m and
-  // 2m+1, in one lane, or in lanes 2l and 2l+1 when a lane owns one).
-  if (auto rope = dyn_cast<attn::RopeAttr>(op.getPosition())) {
-    double theta = rope.getTheta().convertToDouble();
-    Value p32 = memref::LoadOp::create(b, positions, ValueRange{t});
-    if (perLane == 1) {
-      Value partner = gpu::ShuffleOp::create(b, qv[0], 1, kWarp, gpu::ShuffleMode::XOR)
-                          .getShuffleResult();
-      auto [c, sn] = emitRotaryCosSin(b, theta, hd, p32, arith::DivUIOp::create(b, lane, index(2)));
-      Value odd = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                        arith::RemUIOp::create(b, lane, index(2)), index(1));
-      // even lane: x0 c - x1 s; odd lane: x1 c + x0 s.
-      Value evenValue = subf(mulf(qv[0], c), mulf(partner, sn));
-      Value oddValue = addf(mulf(qv[0], c), mulf(partner, sn));
-      qv[0] = arith::SelectOp::create(b, odd, oddValue, evenValue);
-    } else {
-      for (int64_t i = 0; i < perLane; i += 2) {
-        Value m = arith::DivUIOp::create(b, add(mul(lane, index(perLane)), index(i)), index(2));
-        auto [c, sn] = emitRotaryCosSin(b, theta, hd, p32, m);
-        Value x0 = qv[i], x1 = qv[i + 1];
-        qv[i] = subf(mulf(x0, c), mulf(x1, sn));
-        qv[i + 1] = addf(mulf(x1, c), mulf(x0, sn));
-      }
-    }
-  }
   for (Value &x : qv)
     x = mulf(x, scale);
   int64_t kvWidth = kvHeads * hd;
@@ -344,7 +345,8 @@ std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t
 // Prefill attention on tensor cores, as in FlashAttention-2 (Dao, 2023): a
 // block per (tile of kPrefillTileTokens tokens, KV head), a warp per query
 // head of that KV head's group, so the group's warps read the same keys.
-// A warp holds its 16 query rows (rotated on RoPE layers, rounded to bf16)
+// A warp holds its 16 query rows (rotated on RoPE layers by kvAppendKernel;
+// rounded to bf16)
 // as mma A fragments and walks the keys kPrefillKeyTile at a time:
 // S = Q K^T and O += P V by mma.sync.m16n8k16 (bf16 operands, f32
 // accumulators), with an online softmax per row in registers. The tile's
@@ -374,7 +376,6 @@ std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t
 std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_t groupLayers,
                                                     int64_t qStride) {
   std::optional<int64_t> window = op.getSlidingWindow();
-  auto rope = dyn_cast<attn::RopeAttr>(op.getPosition());
   int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(), hd = op.getHeadDim();
   int64_t group = heads / kvHeads, kvWidth = kvHeads * hd;
   std::string name = sanitize(
@@ -481,13 +482,12 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
   // This lane's rows of the tile: g and g + 8. A row past the step's
   // tokens reads row 0 of the tile; it and a generated token's row are
   // computed as no key's and not stored.
-  Value row[2], valid[2], token[2], pos32[2], pos[2];
+  Value row[2], valid[2], token[2], pos[2];
   for (int r = 0; r < 2; ++r) {
     row[r] = add(g, index(8 * r));
     valid[r] = cmp(arith::CmpIPredicate::ult, row[r], rowsInTile);
     token[r] = add(tileBase, arith::SelectOp::create(b, valid[r], row[r], index(0)));
-    pos32[r] = memref::LoadOp::create(b, positions, ValueRange{token[r]});
-    pos[r] = toIndex(pos32[r]);
+    pos[r] = toIndex(load(positions, token[r]));
     Value flag = memref::LoadOp::create(b, generated, ValueRange{token[r]});
     valid[r] = andi(valid[r], cmp(arith::CmpIPredicate::eq, flag,
                                   arith::ConstantIntOp::create(b, 0, 32)));
@@ -500,15 +500,7 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
       int r = reg % 2;
       Value f = add(mul(c, index(hd / 4)), index(ks * 4 + (reg / 2) * 2));
       Value at = add(mul(token[r], index(qStride)), add(mul(h, index(hd)), f));
-      Value x0 = load(q, at), x1 = load(q, add(at, index(1)));
-      if (rope) {
-        auto [cs, sn] = emitRotaryCosSin(b, rope.getTheta().convertToDouble(), hd, pos32[r],
-                                         divu(f, 2));
-        Value y0 = subf(mulf(x0, cs), mulf(x1, sn));
-        x1 = addf(mulf(x1, cs), mulf(x0, sn));
-        x0 = y0;
-      }
-      qFrag.back().push_back(packF32(x0, x1));
+      qFrag.back().push_back(packF32(load(q, at), load(q, add(at, index(1)))));
     }
   }
 

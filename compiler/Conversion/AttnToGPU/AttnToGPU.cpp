@@ -20,6 +20,7 @@
 #include "Conversion/QuantizedLinears.h"
 #include "Frontend/ModelToAttn.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -315,8 +316,9 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
               return success();
             })
             .Case([&](attn::AttentionOp o) -> LogicalResult {
-              // A lane owns head_dim / 32 features; RoPE pairs must not
-              // straddle lanes: one feature per lane, or an even count.
+              // The kernels' lane layouts are written for these widths: a
+              // lane of the split kernel owns head_dim / 32 features, the
+              // prefill kernel's fragments take features in pairs.
               if (o.getHeadDim() != kWarp && o.getHeadDim() % (2 * kWarp) != 0)
                 return o.emitOpError("the cuda target needs head_dim 32 or a "
                                      "multiple of 64, found ")
@@ -329,10 +331,28 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
               PlanArg slot = constant(placement.slot), bs = param("block_size"),
                       width = param(group + "_table_width");
               PlanArg q = buffers[o.getQ()], k = buffers[o.getK()], v = buffers[o.getV()];
-              kernelStep(kvAppendKernel(e, o, layers, strideOf(k), strideOf(v)), "tokens",
-                         chunksOf(o.getNumKvHeads() * o.getHeadDim() / 2), kChunkThreads,
-                         {k, v, input("positions"), input("seqs"), tables, pool, slot, bs,
-                          width});
+              std::vector<PlanArg> appendArgs = {k, v, input("positions"), input("seqs"),
+                                                 tables, pool, slot, bs, width};
+              // RoPE layers: the append kernel rotates q too, into a buffer
+              // of its own that the attention kernels read.
+              bool rope = isa<attn::RopeAttr>(o.getPosition());
+              std::string rotated;
+              llvm::scope_exit freeRotated([&] {
+                if (rope)
+                  freeBuffer(rotated);
+              });
+              if (rope) {
+                rotated = allocate(o.getNumHeads() * o.getHeadDim(), dtypeOf(e));
+                appendArgs.push_back(q);
+                appendArgs.push_back(buffer(rotated));
+              }
+              kernelStep(kvAppendKernel(e, o, layers, strideOf(k), strideOf(v), strideOf(q)),
+                         "tokens",
+                         chunksOf((rope ? o.getNumHeads() : o.getNumKvHeads()) *
+                                  o.getHeadDim() / 2),
+                         kChunkThreads, appendArgs);
+              if (rope)
+                q = buffer(rotated);
               // bf16: generated tokens take the split kernel (a block per
               // generated token, head and split, listed by generated_rows),
               // prompt tokens the tensor-core kernel (it skips the others by

@@ -254,7 +254,8 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
       bool prefill = startsWith(k, "attention_prefill_");
       bool sliding = k.find("sliding") != std::string::npos ||
                      startsWith(k, "kv_append_rope");
-      // kv_append: k, v, positions, seqs, tables, pool, slot, bs, width
+      // kv_append: k, v, positions, seqs, tables, pool, slot, bs, width[, q,
+      //   q_rotated] (rope: q rotated into q_rotated, which attention reads)
       // attention: q, positions, seqs, tables, pool, partial, slot, bs, width
       // attention_prefill: q, positions, seqs, tables, pool, out, slot, bs,
       //   width, tokens, splits, partial, generated (a block per tile of
@@ -306,6 +307,18 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
               rotate(key);
             for (int64_t d = 0; d < hd; ++d)
               pool.set(at(p, 0, h) + d, key[d]);
+          }
+          if (!sliding)
+            continue;
+          Ref q = arg(a[9]), rotated = arg(a[10]);
+          expectStride(k, "q", heads * hd, q);
+          for (int64_t h = 0; h < heads; ++h) {
+            std::vector<float> query(hd);
+            for (int64_t d = 0; d < hd; ++d)
+              query[d] = q.get(token * q.stride + h * hd + d);
+            rotate(query);
+            for (int64_t d = 0; d < hd; ++d)
+              rotated.set(token * heads * hd + h * hd + d, query[d]);
           }
           continue;
         }
@@ -363,7 +376,7 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
               acc[d] += e * pool.get(at(j, 1, kv) + d);
           }
         };
-        // The tensor-core kernel's arithmetic: q (rotated) rounded to bf16,
+        // The tensor-core kernel's arithmetic: q rounded to bf16,
         // keys in tiles of kPrefillKeyTile from a multiple of it, each
         // tile's weights e^(score - running max) rounded to bf16 before
         // they multiply V.
@@ -406,8 +419,6 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
           std::vector<float> query(hd);
           for (int64_t d = 0; d < hd; ++d)
             query[d] = q.get(token * q.stride + h * hd + d);
-          if (sliding)
-            rotate(query);
           double mx, sum;
           std::vector<double> acc;
           if (prefill) { // the split's keys, with the kernel's roundings
