@@ -305,30 +305,33 @@ std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t
   auto base = [&](Value z) {
     return mul(add(mul(add(mul(row, index(heads)), h), splits), z), index(hd + 2));
   };
+  // Unrolled over the most splits there can be, so that each pass issues
+  // all of its loads before it uses one (a loop over the splits waited one
+  // memory latency per split and pass). Splits past `splits` (prompt rows)
+  // read split 0 and weigh nothing (m = -inf).
+  int64_t maxSplits = rows == MergeRows::Prompt ? kMaxPrefillSplits : kAttentionSplits;
+  Value minusInf = f32(-std::numeric_limits<float>::infinity());
   auto merge = [&] {
-    auto maxLoop = scf::ForOp::create(b, index(0), splits, index(1),
-                                      ValueRange{f32(-std::numeric_limits<float>::infinity())});
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToEnd(maxLoop.getBody());
-      scf::YieldOp::create(
-          b, ValueRange{arith::MaximumFOp::create(b, maxLoop.getRegionIterArgs()[0],
-                                                  load(partial, base(maxLoop.getInductionVar())))
-                            .getResult()});
+    SmallVector<Value> at, ms;
+    for (int64_t z = 0; z < maxSplits; ++z) {
+      Value used = rows == MergeRows::Prompt
+                       ? arith::CmpIOp::create(b, arith::CmpIPredicate::ult, index(z), splits)
+                       : Value();
+      at.push_back(base(used ? arith::SelectOp::create(b, used, index(z), index(0))
+                             : index(z)));
+      Value mz = load(partial, at.back());
+      ms.push_back(used ? arith::SelectOp::create(b, used, mz, minusInf) : mz);
     }
-    Value m = maxLoop.getResult(0);
-    auto sumLoop = scf::ForOp::create(b, index(0), splits, index(1), ValueRange{f32(0), f32(0)});
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToEnd(sumLoop.getBody());
-      Value at = base(sumLoop.getInductionVar());
-      Value c = math::ExpOp::create(b, subf(load(partial, at), m));
-      ValueRange st = sumLoop.getRegionIterArgs();
-      scf::YieldOp::create(
-          b, ValueRange{addf(st[0], mulf(load(partial, add(at, index(1))), c)),
-                        addf(st[1], mulf(load(partial, add(at, add(d, index(2)))), c))});
+    Value m = ms[0];
+    for (Value mz : ArrayRef(ms).drop_front())
+      m = arith::MaximumFOp::create(b, m, mz);
+    Value l = f32(0), acc = f32(0);
+    for (int64_t z = 0; z < maxSplits; ++z) {
+      Value c = math::ExpOp::create(b, subf(ms[z], m));
+      l = addf(l, mulf(load(partial, add(at[z], index(1))), c));
+      acc = addf(acc, mulf(load(partial, add(at[z], add(d, index(2)))), c));
     }
-    store(arith::DivFOp::create(b, sumLoop.getResult(1), sumLoop.getResult(0)), out,
+    store(arith::DivFOp::create(b, acc, l), out,
           add(mul(t, index(heads * hd)), add(mul(h, index(hd)), d)));
   };
   if (rows == MergeRows::Prompt) // generated tokens are merged by their own kernel
