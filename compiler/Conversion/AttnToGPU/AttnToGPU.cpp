@@ -42,8 +42,7 @@ int64_t widthOf(RankedTensorType type) {
 } // namespace
 
 bool KernelGenerator::beginKernel(const std::string &name, ArrayRef<Type> args,
-                                  int64_t threads, int64_t scratchFloats, bool waitAtStart,
-                                  int64_t slices) {
+                                  int64_t threads, int64_t scratchFloats, bool waitAtStart) {
   if (generated[name])
     return false;
   generated[name] = true;
@@ -56,12 +55,8 @@ bool KernelGenerator::beginKernel(const std::string &name, ArrayRef<Type> args,
   kernel = gpu::GPUFuncOp::create(b, name, b.getFunctionType(args, {}), workgroup);
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({(int32_t)threads, 1, 1}));
-  if (slices > 1) // .reqnctapercluster: the launch forms the clusters
-    kernel.setKnownClusterSizeAttr(b.getDenseI32ArrayAttr({1, (int32_t)slices, 1}));
   b.setInsertionPointToStart(&kernel.getBody().front());
   blockThreads = threads;
-  rowSlices = slices;
-  clusterReductions = 0;
   threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   scratch = Value();
   if (scratchFloats > 0)
@@ -82,59 +77,7 @@ void KernelGenerator::waitForPreviousLaunch() {
   NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents);
 }
 
-void KernelGenerator::endKernel() {
-  if (rowSlices > 1) // the other blocks may still read this one's slots
-    clusterBarrier();
-  gpu::ReturnOp::create(b);
-}
-
-namespace {
-/// Shared memory of a row kernel's cluster reductions: a float per
-/// reduction of the kernel (LayerNorm + quantization has three).
-constexpr int64_t kClusterSlots = 4;
-constexpr StringLiteral kClusterSlotsName = "row_cluster_slots";
-} // namespace
-
-void KernelGenerator::clusterBarrier() {
-  // barrier.cluster.arrive (.release by default), then .wait (.acquire).
-  NVVM::ClusterArriveOp::create(b, b.getLoc(), UnitAttr());
-  NVVM::ClusterWaitOp::create(b, b.getLoc(), UnitAttr());
-}
-
-Value KernelGenerator::clusterSlot(int64_t slot) {
-  assert(slot < kClusterSlots && "more cluster reductions than slots");
-  MLIRContext *context = b.getContext();
-  auto shared = LLVM::LLVMPointerType::get(context, (unsigned)NVVM::NVVMMemorySpace::Shared);
-  auto slots = LLVM::LLVMArrayType::get(b.getF32Type(), kClusterSlots);
-  if (!SymbolTable::lookupSymbolIn(kernels, kClusterSlotsName)) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(kernels.getBody());
-    LLVM::GlobalOp::create(b, slots, /*isConstant=*/false, LLVM::Linkage::Internal,
-                           kClusterSlotsName, Attribute(), /*alignment=*/4,
-                           (unsigned)NVVM::NVVMMemorySpace::Shared);
-  }
-  Value base = LLVM::AddressOfOp::create(b, shared, kClusterSlotsName);
-  return LLVM::GEPOp::create(b, shared, slots, base,
-                             ArrayRef<LLVM::GEPArg>{0, (int32_t)slot});
-}
-
-Value KernelGenerator::clusterReduce(Value v, function_ref<Value(Value, Value)> combine) {
-  Value mine = clusterSlot(clusterReductions++);
-  ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, threadId, index(0)),
-         [&] { LLVM::StoreOp::create(b, v, mine); });
-  clusterBarrier();
-  auto cluster =
-      LLVM::LLVMPointerType::get(b.getContext(), (unsigned)NVVM::NVVMMemorySpace::SharedCluster);
-  // In rank order on every thread of every block: all get the same value.
-  Value result;
-  for (int64_t rank = 0; rank < rowSlices; ++rank) {
-    Value remote = NVVM::MapaOp::create(b, cluster, mine,
-                                        arith::ConstantIntOp::create(b, rank, 32));
-    Value x = LLVM::LoadOp::create(b, b.getF32Type(), remote);
-    result = rank ? combine(result, x) : x;
-  }
-  return result;
-}
+void KernelGenerator::endKernel() { gpu::ReturnOp::create(b); }
 
 std::string KernelGenerator::allocate(int64_t width, DType dtype, const std::string &rows) {
   std::vector<std::string> &pool = freeBuffers[{width, (int)dtype, rows}];
@@ -362,7 +305,7 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
               std::string k = layerNormKernel(
                   cast<RankedTensorType>(o.getInput().getType()).getElementType(),
                   type.getElementType(), type.getDimSize(1), o.getEps().convertToDouble());
-              rowKernelStep(k, type.getDimSize(1),
+              kernelStep(k, "tokens", 1, rowThreads(type.getDimSize(1)),
                          {buffers[o.getInput()],
                           weightArg(weightOf(o.getWeightAttr())),
                           bufferFor(o.getResult())});
@@ -482,7 +425,8 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
               auto in = cast<RankedTensorType>(o.getInput().getType());
               if (failed(evenWidth(o, in.getDimSize(1))))
                 return failure();
-              rowKernelStep(quantizeKernel(in.getElementType(), in.getDimSize(1)), in.getDimSize(1),
+              kernelStep(quantizeKernel(in.getElementType(), in.getDimSize(1)), "tokens", 1,
+                         rowThreads(in.getDimSize(1)),
                          {buffers[o.getInput()], bufferFor(o.getValues()),
                           bufferFor(o.getScales())});
               return success();
@@ -491,8 +435,9 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
               auto in = cast<RankedTensorType>(o.getInput().getType());
               if (failed(evenWidth(o, in.getDimSize(1))))
                 return failure();
-              rowKernelStep(layerNormQuantKernel(in.getElementType(), o.getNormType(),
-                                              in.getDimSize(1), o.getEps().convertToDouble()), in.getDimSize(1),
+              kernelStep(layerNormQuantKernel(in.getElementType(), o.getNormType(),
+                                              in.getDimSize(1), o.getEps().convertToDouble()),
+                         "tokens", 1, rowThreads(in.getDimSize(1)),
                          {buffers[o.getInput()], weightArg(weightOf(o.getWeightAttr())),
                           bufferFor(o.getValues()), bufferFor(o.getScales())});
               return success();
@@ -502,8 +447,9 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
               if (failed(evenWidth(o, in.getDimSize(1))))
                 return failure();
               PlanArg gate = buffers[o.getGate()], up = buffers[o.getUp()];
-              rowKernelStep(swigluQuantKernel(in.getElementType(), in.getDimSize(1),
-                                           strideOf(gate), strideOf(up)), in.getDimSize(1),
+              kernelStep(swigluQuantKernel(in.getElementType(), in.getDimSize(1),
+                                           strideOf(gate), strideOf(up)),
+                         "tokens", 1, rowThreads(in.getDimSize(1)),
                          {gate, up, bufferFor(o.getValues()), bufferFor(o.getScales())});
               return success();
             })

@@ -26,7 +26,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
-#include <algorithm>
 #include <map>
 #include <string>
 #include <tuple>
@@ -113,28 +112,13 @@ inline PlanArg param(const std::string &name) {
 }
 inline PlanArg constant(int64_t v) { return {PlanArg::Kind::Int, "", v}; }
 
-/// Blocks sharing one row of a row kernel (norms, quantization): one thread
-/// block cluster (at most 8 blocks, the portable cluster size), each holding
-/// a slice of the row in registers. Row statistics (mean, variance, amax)
-/// are reduced over the block, then over the cluster through distributed
-/// shared memory. One block per row left a decode step's row to a single
-/// SM: SwiGLU + quantization of 14336 values took 8 us.
-inline constexpr int64_t kRowCluster = 8;
-struct RowLaunch {
-  int64_t slices;  // blocks per row (grid y, the cluster)
-  int64_t threads; // threads per block
-};
-/// The launch of a row kernel over rows of `width` (even) values: at most
-/// kRowCluster slices of at least one pair, a power of two in [32, 1024]
-/// threads, at most 2 pairs per thread where 1024 threads allow.
-inline RowLaunch rowLaunch(int64_t width) {
-  int64_t pairs = width / 2;
-  int64_t slices = std::min(kRowCluster, pairs);
-  int64_t slicePairs = (pairs + slices - 1) / slices;
+/// Threads of a kernel holding a row of `width` values in registers: a power
+/// of two in [32, 1024], at most 8 pairs per thread below 16384 values.
+inline int64_t rowThreads(int64_t width) {
   int64_t threads = kWarp;
-  while (threads < 1024 && threads * 2 < slicePairs)
+  while (threads < 1024 && threads * 16 < width)
     threads *= 2;
-  return {slices, threads};
+  return threads;
 }
 
 /// "_<what>stride<stride>" in a kernel's name where a row stride is not the
@@ -241,24 +225,17 @@ private:
   struct RowPair {
     Value pair, valid, x0, x1;
   };
-  /// Loads this block's slice of a row of `width` (even) values into
-  /// registers (rowLaunch: slice y = blockIdx.y of rowSlices, pairs
-  /// [y s, (y + 1) s), s = ceil(pairs / rowSlices)): thread x holds pairs
-  /// x, x + blockDim, ... of the slice; all loads are issued before any use,
-  /// so a row costs one memory latency, not one per element.
+  /// Loads a row of `width` (even) values into registers: thread x holds
+  /// pairs x, x + blockDim, ...; all loads are issued before any use, so a
+  /// row costs one memory latency, not one per element.
   SmallVector<RowPair> loadRow(int64_t width, function_ref<Value(Value)> valueAt) {
     SmallVector<RowPair> row;
     int64_t pairs = width / 2;
-    int64_t slicePairs = (pairs + rowSlices - 1) / rowSlices;
-    Value sliceBase = mul(gpu::BlockIdOp::create(b, gpu::Dimension::y), index(slicePairs));
-    for (int64_t first = 0; first < slicePairs; first += blockThreads) {
+    for (int64_t first = 0; first < pairs; first += blockThreads) {
       RowPair p;
-      Value inSlice = add(threadId, index(first));
-      p.pair = add(sliceBase, inSlice);
-      if (first + blockThreads > slicePairs || slicePairs * rowSlices != pairs) {
-        p.valid = arith::AndIOp::create(
-            b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, inSlice, index(slicePairs)),
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, p.pair, index(pairs)));
+      p.pair = add(threadId, index(first));
+      if (first + blockThreads > pairs) {
+        p.valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, p.pair, index(pairs));
         p.pair = arith::SelectOp::create(b, p.valid, p.pair, index(0));
       }
       Value even = mul(p.pair, index(2));
@@ -283,26 +260,13 @@ private:
     }
     return out;
   }
-  /// `combine` over the elements of a row held in registers, then the block,
-  /// then the row's cluster.
+  /// `combine` over the elements of a row held in registers, then the block.
   Value reduceRow(ArrayRef<RowPair> row, function_ref<Value(Value, Value)> combine) {
     Value v = combine(row[0].x0, row[0].x1);
     for (const RowPair &p : row.drop_front())
       v = combine(v, combine(p.x0, p.x1));
-    v = blockReduce(v, combine);
-    return rowSlices > 1 ? clusterReduce(v, combine) : v;
+    return blockReduce(v, combine);
   }
-  /// `combine` of the blocks' values `v` (each block's the same on all its
-  /// threads) over the row's cluster: thread 0 publishes it in its block's
-  /// shared slot (one per reduction of the kernel), the cluster barrier
-  /// (release / acquire) makes the slots visible, and every thread reads
-  /// them all through distributed shared memory (mapa).
-  Value clusterReduce(Value v, function_ref<Value(Value, Value)> combine);
-  /// The address of this block's cluster slot `slot`, in shared memory.
-  Value clusterSlot(int64_t slot);
-  /// Every thread of the cluster waits for all to arrive; writes before it
-  /// (shared memory included) are visible to reads after it.
-  void clusterBarrier();
   /// Runs `body` for each valid pair of a row.
   void forEachPair(ArrayRef<RowPair> row, function_ref<void(const RowPair &)> body) {
     for (const RowPair &p : row) {
@@ -350,10 +314,7 @@ private:
                            [&](Value x, Value y) { return arith::MaximumFOp::create(b, x, y); });
     Value scale = arith::MaximumFOp::create(b, arith::DivFOp::create(b, wide(amax), f64c(448)),
                                             f64c(1.0 / (448.0 * 512.0)));
-    Value first = arith::AndIOp::create(
-        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, threadId, index(0)),
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                              gpu::BlockIdOp::create(b, gpu::Dimension::y), index(0)));
+    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, threadId, index(0));
     ifThen(first, [&] {
       memref::StoreOp::create(b, arith::TruncFOp::create(b, b.getF32Type(), scale),
                               scales, ValueRange{t});
@@ -402,11 +363,8 @@ private:
   /// With `waitAtStart` the kernel begins with waitForPreviousLaunch();
   /// without, the generator must emit it before the first access to
   /// activations (reads of weights may come first).
-  /// `rowSlices` > 1: a row kernel whose rows span that many blocks along
-  /// y, one cluster (loadRow, reduceRow); the kernel ends on a cluster
-  /// barrier, so that no block leaves while another reads its slots.
   bool beginKernel(const std::string &name, ArrayRef<Type> args, int64_t threads,
-                   int64_t scratchFloats, bool waitAtStart = true, int64_t rowSlices = 1);
+                   int64_t scratchFloats, bool waitAtStart = true);
   /// Programmatic dependent launch (manifest format 5): the runtime may start
   /// a kernel while the launch before it still runs. This waits until that
   /// launch has finished and its writes are visible (griddepcontrol.wait;
@@ -477,11 +435,6 @@ private:
     s.args = std::move(args);
     plan.steps.push_back(std::move(s));
   }
-  /// A row kernel's launch over the step's tokens (rowLaunch(width)).
-  void rowKernelStep(const std::string &kernel, int64_t width, std::vector<PlanArg> args) {
-    RowLaunch launch = rowLaunch(width);
-    kernelStep(kernel, "tokens", launch.slices, launch.threads, std::move(args));
-  }
   void gemmStep(PlanArg a, PlanArg c, StringRef weight, std::string m, int64_t n,
                 int64_t k, double alpha) {
     PlanStep s;
@@ -503,8 +456,6 @@ private:
   gpu::GPUFuncOp kernel;
   Value threadId, scratch;
   int64_t blockThreads = 0;
-  int64_t rowSlices = 1;         // blocks per row (a cluster) of a row kernel
-  int64_t clusterReductions = 0; // cluster slots used so far by the kernel
   // Buffer allocation: value -> its view of a buffer, live views per
   // buffer, and free buffers per (width, dtype).
   DenseMap<Value, PlanArg> buffers;

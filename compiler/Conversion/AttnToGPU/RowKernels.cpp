@@ -27,15 +27,13 @@ std::string KernelGenerator::embeddingKernel(Type table, Type result,
   return name;
 }
 
-// Cohere LayerNorm, statistics in f32; a cluster of blocks per row (rowLaunch),
-// each holding its slice in registers.
+// Cohere LayerNorm, statistics in f32; one block per row, held in registers.
 std::string KernelGenerator::layerNormKernel(Type input, Type e, int64_t hidden,
                                              double eps) {
   std::string name = sanitize("layer_norm_" + std::to_string(hidden) + "_eps" +
                               std::to_string(eps));
-  RowLaunch launch = rowLaunch(hidden);
-  if (!beginKernel(name, {flat(input), flat(e), flat(e)}, launch.threads, kReduceScratch,
-                   /*waitAtStart=*/true, launch.slices))
+  if (!beginKernel(name, {flat(input), flat(e), flat(e)}, rowThreads(hidden),
+                   kReduceScratch))
     return name;
   Value in = kernel.getArgument(0), w = kernel.getArgument(1), out = kernel.getArgument(2);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
@@ -61,12 +59,11 @@ KernelGenerator::emitLayerNorm(Value in, Value w, Value rowBase, int64_t hidden,
   return mapRow(centered, [&](Value x, Value d) { return mulf(mulf(x, rstd), load(w, d)); });
 }
 
-// Per-token FP8 quantization of a row; a cluster of blocks per row.
+// Per-token FP8 quantization of a row; one block per row.
 std::string KernelGenerator::quantizeKernel(Type input, int64_t width) {
   std::string name = sanitize("quantize_fp8_" + std::to_string(width));
-  RowLaunch launch = rowLaunch(width);
   if (!beginKernel(name, {flat(input), flat(b.getI16Type()), flat(b.getF32Type())},
-                   launch.threads, kReduceScratch, /*waitAtStart=*/true, launch.slices))
+                   rowThreads(width), kReduceScratch))
     return name;
   Value in = kernel.getArgument(0);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
@@ -83,10 +80,9 @@ std::string KernelGenerator::layerNormQuantKernel(Type input, Type normType,
                                                   int64_t hidden, double eps) {
   std::string name = sanitize("layer_norm_quant_fp8_" + std::to_string(hidden) + "_eps" +
                               std::to_string(eps));
-  RowLaunch launch = rowLaunch(hidden);
   if (!beginKernel(name, {flat(input), flat(normType), flat(b.getI16Type()),
                           flat(b.getF32Type())},
-                   launch.threads, kReduceScratch, /*waitAtStart=*/true, launch.slices))
+                   rowThreads(hidden), kReduceScratch))
     return name;
   Value in = kernel.getArgument(0), w = kernel.getArgument(1);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
@@ -104,9 +100,8 @@ std::string KernelGenerator::swigluQuantKernel(Type e, int64_t width, int64_t ga
   std::string name = sanitize("swiglu_quant_fp8_" + std::to_string(width) +
                               strideSuffix("gate", gateStride, width) +
                               strideSuffix("up", upStride, width));
-  RowLaunch launch = rowLaunch(width);
   if (!beginKernel(name, {flat(e), flat(e), flat(b.getI16Type()), flat(b.getF32Type())},
-                   launch.threads, kReduceScratch, /*waitAtStart=*/true, launch.slices))
+                   rowThreads(width), kReduceScratch))
     return name;
   Value gate = kernel.getArgument(0), up = kernel.getArgument(1);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
