@@ -40,7 +40,9 @@ namespace {
 // --help lists these, not the options of the LLVM libraries linked in.
 cl::OptionCategory toolOptions("cohere2c-compile options");
 
-cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+// Optional here and checked in main, so that its absence reads as our
+// other errors do ("cohere2c-compile: error: ...").
+cl::opt<std::string> modelPath(cl::Positional, cl::Optional,
                                cl::desc("<checkpoint folder or config.json>"),
                                cl::cat(toolOptions));
 cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' for stdout, "
@@ -113,6 +115,8 @@ int main(int argc, char **argv) {
       "  cohere2c-compile command-r7b.config.json --emit attn\n"
       "  cohere2c-compile tiny-cohere2/ -o tiny.so --target host\n");
 
+  if (modelPath.empty())
+    return fail("no checkpoint folder or config.json given (see --help)");
   if (target != "host" && target != "cuda")
     return fail("--target: unknown target '" + target + "', expected cuda or host");
   bool cuda = target == "cuda";
