@@ -161,33 +161,40 @@ Status CudaExecutor::upload(DeviceArray &array, const void *data, size_t bytes) 
 
 Status CudaExecutor::uploadStepInputs(const std::vector<Upload> &uploads) {
   StepInputs &in = stepInputs_;
-  bool grown = in.capacities.size() != uploads.size();
-  if (grown)
-    in.capacities.assign(uploads.size(), 0);
+  // The layout: each input's region, grown by doubling to fit it.
+  std::vector<size_t> capacities = in.capacities;
+  capacities.resize(uploads.size(), 0);
+  bool grown = in.capacities.size() != uploads.size() || !in.host;
   for (size_t i = 0; i < uploads.size(); ++i)
-    if (uploads[i].bytes > in.capacities[i]) {
-      in.capacities[i] = std::max((uploads[i].bytes + 255) / 256 * 256, 2 * in.capacities[i]);
+    if (uploads[i].bytes > capacities[i]) {
+      capacities[i] = std::max((uploads[i].bytes + 255) / 256 * 256, 2 * capacities[i]);
       grown = true;
     }
   if (grown) { // a new layout: new addresses, which captured graphs must not keep
+    // A failed step may have left its copy from the old host buffer queued.
+    COHERE2C_CHECK(api_->cuStreamSynchronize(stream_));
+    in.capacities.clear(); // until both buffers fit the new layout
     in.offsets.assign(uploads.size(), 0);
     size_t total = 0;
     for (size_t i = 0; i < uploads.size(); ++i) {
       in.offsets[i] = total;
-      total += in.capacities[i];
+      total += capacities[i];
     }
-    if (in.host)
-      COHERE2C_CHECK(api_->cuMemFreeHost(in.host));
-    in.host = nullptr;
+    if (in.host) {
+      void *old = in.host;
+      in.host = nullptr;
+      COHERE2C_CHECK(api_->cuMemFreeHost(old));
+    }
     Status s = api_->check(api_->cuMemHostAlloc(&in.host, std::max<size_t>(total, 1), 0),
                            "cuMemHostAlloc");
-    if (s.ok())
+    if (!s.ok())
+      in.host = nullptr;
+    else
       s = ensure(in.device, total);
-    if (!s.ok()) {
-      in.capacities.clear(); // laid out again by the next step
+    if (!s.ok())
       return Status::error(s.message() + " (step inputs, " + std::to_string(total) +
                            " bytes)");
-    }
+    in.capacities = std::move(capacities);
     ++generation_;
   }
   size_t end = 0;
