@@ -60,8 +60,8 @@ pair = next(r for r in map(json.loads, (l for l in out.splitlines() if l.startsw
             if r["id"] == "a")["generated_ids"]
 solo_logits = load_file(f"{work}/solo.safetensors")["logits"].astype(np.float64)
 pair_logits = load_file(f"{work}/pair/a.safetensors")["logits"].astype(np.float64)
-(e1, m1) = errors(solo_logits, teacher([int(t) for t in solo], "teacher-solo.safetensors"))
-(e2, m2) = errors(pair_logits, teacher(pair, "teacher-pair.safetensors"))
+e1, m1 = errors(solo_logits, teacher([int(t) for t in solo], "teacher-solo.safetensors"))
+e2, m2 = errors(pair_logits, teacher(pair, "teacher-pair.safetensors"))
 ok = bool(np.isfinite(solo_logits).all()) and e1 <= 1.5 * e2 + 1e-3
 print(f"{'PASS' if ok else 'FAIL'} {label}: one-token steps vs teacher forcing {e1:.4f}, "
       f"two-token steps {e2:.4f} (relative RMS error; at most 1.5 x + 1e-3; relative max |d| "

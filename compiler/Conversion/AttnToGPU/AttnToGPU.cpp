@@ -20,9 +20,9 @@
 #include "Conversion/QuantizedLinears.h"
 #include "Frontend/ModelToAttn.h"
 
-#include "llvm/ADT/ScopeExit.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::cohere2c {

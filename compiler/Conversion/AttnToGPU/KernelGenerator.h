@@ -301,9 +301,9 @@ private:
   /// exact halfway cases round to even as there: as x times the f64
   /// reciprocal of the scale, one DMUL instead of a division per element
   /// (the divisions took most of a one-block kernel's time). That product is
-  /// within 2^-52 (relative) of x / scale, far inside the f32 rounding that
+  /// within about 2^-52 (relative) of x / scale, far inside the f32 rounding that
   /// follows; rounding to f32 and then e4m3 can differ from the reference
-  /// only for a quotient within 2^-52 of an f32 midpoint next to an e4m3
+  /// only for a quotient within about 2^-52 of an f32 midpoint next to an e4m3
   /// tie. An exact tie, representable in f32, still rounds to even.
   void emitRowQuantize(Value t, int64_t width, ArrayRef<RowPair> row, Value pairs,
                        Value scales) {
