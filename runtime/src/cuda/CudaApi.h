@@ -26,8 +26,7 @@ namespace cohere2c {
   X(cuMemcpyDtoHAsync) X(cuMemsetD8Async) X(cuMemGetInfo) X(cuStreamCreate)    \
   X(cuStreamSynchronize) X(cuStreamBeginCapture) X(cuStreamEndCapture)        \
   X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphDestroy)            \
-  X(cuGraphExecDestroy) X(cuGetErrorName) X(cuGetErrorString)                 \
-  X(cuMemHostAlloc) X(cuMemFreeHost)
+  X(cuGraphExecDestroy) X(cuGetErrorName) X(cuGetErrorString)
 
 #define COHERE2C_CUBLASLT_FUNCTIONS(X)                                         \
   X(cublasLtCreate) X(cublasLtMatmulDescCreate) X(cublasLtMatmulDescDestroy)   \

@@ -112,9 +112,7 @@ CudaExecutor::~CudaExecutor() {
   if (stream_)
     api_->cuStreamSynchronize(stream_);
   destroyGraphs();
-  if (stepInputs_.host)
-    api_->cuMemFreeHost(stepInputs_.host);
-  for (DeviceArray *a : {&weights_, &workspace_, &pools_[0], &pools_[1], &stepInputs_.device})
+  for (DeviceArray *a : {&weights_, &workspace_, &pools_[0], &pools_[1]})
     if (a->ptr)
       api_->cuMemFree(a->ptr);
   for (auto *arrays : {&inputs_, &buffers_})
@@ -156,57 +154,6 @@ Status CudaExecutor::upload(DeviceArray &array, const void *data, size_t bytes) 
   if (!s.ok() || bytes == 0)
     return s;
   COHERE2C_CHECK(api_->cuMemcpyHtoDAsync(array.ptr, data, bytes, stream_));
-  return Status::success();
-}
-
-Status CudaExecutor::uploadStepInputs(const std::vector<Upload> &uploads) {
-  StepInputs &in = stepInputs_;
-  // The layout: each input's region, grown by doubling to fit it.
-  std::vector<size_t> capacities = in.capacities;
-  capacities.resize(uploads.size(), 0);
-  bool grown = in.capacities.size() != uploads.size() || !in.host;
-  for (size_t i = 0; i < uploads.size(); ++i)
-    if (uploads[i].bytes > capacities[i]) {
-      capacities[i] = std::max((uploads[i].bytes + 255) / 256 * 256, 2 * capacities[i]);
-      grown = true;
-    }
-  if (grown) { // a new layout: new addresses, which captured graphs must not keep
-    // A failed step may have left its copy from the old host buffer queued.
-    COHERE2C_CHECK(api_->cuStreamSynchronize(stream_));
-    in.capacities.clear(); // until both buffers fit the new layout
-    in.offsets.assign(uploads.size(), 0);
-    size_t total = 0;
-    for (size_t i = 0; i < uploads.size(); ++i) {
-      in.offsets[i] = total;
-      total += capacities[i];
-    }
-    if (in.host) {
-      void *old = in.host;
-      in.host = nullptr;
-      COHERE2C_CHECK(api_->cuMemFreeHost(old));
-    }
-    Status s = api_->check(api_->cuMemHostAlloc(&in.host, std::max<size_t>(total, 1), 0),
-                           "cuMemHostAlloc");
-    if (!s.ok())
-      in.host = nullptr;
-    else
-      s = ensure(in.device, total);
-    if (!s.ok())
-      return Status::error(s.message() + " (step inputs, " + std::to_string(total) +
-                           " bytes)");
-    in.capacities = std::move(capacities);
-    ++generation_;
-  }
-  size_t end = 0;
-  for (size_t i = 0; i < uploads.size(); ++i) {
-    if (uploads[i].bytes)
-      std::memcpy(static_cast<char *>(in.host) + in.offsets[i], uploads[i].data,
-                  uploads[i].bytes);
-    end = std::max(end, in.offsets[i] + uploads[i].bytes);
-    stepInputPtrs_[uploads[i].name] = in.device.ptr + in.offsets[i];
-  }
-  if (end)
-    COHERE2C_CHECK(api_->cuMemcpyHtoDAsync(in.device.ptr, in.host, end, stream_));
   return Status::success();
 }
 
@@ -304,18 +251,26 @@ Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
   std::map<std::string, int64_t> params =
       stepParams(tokens, generatedRows.size(), rows, limits_.blockSize, width[kFullGroup],
                  width[kSlidingGroup], in.maxKeys(), in.greedyOnly);
-  Status s = uploadStepInputs(
-      {Upload{"ids", in.ids.data(), in.ids.size() * 4},
-       Upload{"positions", in.positions.data(), in.positions.size() * 4},
-       Upload{"seqs", in.seqRows.data(), in.seqRows.size() * 4},
-       Upload{"generated", in.generated.data(), in.generated.size() * 4},
-       Upload{"generated_rows", generatedRows.data(), generatedRows.size() * 4},
-       Upload{"full_tables", tables[kFullGroup].data(), tables[kFullGroup].size() * 4},
-       Upload{"sliding_tables", tables[kSlidingGroup].data(), tables[kSlidingGroup].size() * 4},
-       Upload{"logit_rows", in.logitRows.data(), in.logitRows.size() * 4}});
-  if (!s.ok())
-    return s;
-  s = ensure(inputs_["logits"], std::max<int64_t>(rows, 1) * vocab * 4);
+  struct Upload {
+    const char *name;
+    const void *data;
+    size_t bytes;
+  };
+  for (const Upload &u :
+       {Upload{"ids", in.ids.data(), in.ids.size() * 4},
+        Upload{"positions", in.positions.data(), in.positions.size() * 4},
+        Upload{"seqs", in.seqRows.data(), in.seqRows.size() * 4},
+        Upload{"generated", in.generated.data(), in.generated.size() * 4},
+        Upload{"generated_rows", generatedRows.data(), generatedRows.size() * 4},
+        Upload{"full_tables", tables[kFullGroup].data(), tables[kFullGroup].size() * 4},
+        Upload{"sliding_tables", tables[kSlidingGroup].data(),
+               tables[kSlidingGroup].size() * 4},
+        Upload{"logit_rows", in.logitRows.data(), in.logitRows.size() * 4}}) {
+    Status s = upload(inputs_[u.name], u.data, u.bytes);
+    if (!s.ok())
+      return s;
+  }
+  Status s = ensure(inputs_["logits"], std::max<int64_t>(rows, 1) * vocab * 4);
   if (!s.ok())
     return s;
   s = ensure(inputs_["greedy_tokens"], std::max<int64_t>(rows, 1) * 4);
@@ -396,8 +351,6 @@ Status CudaExecutor::enqueueSteps(const std::map<std::string, int64_t> &params) 
         return pools_[kFullGroup].ptr;
       if (a.name == "sliding_pool")
         return pools_[kSlidingGroup].ptr;
-      if (auto input = stepInputPtrs_.find(a.name); input != stepInputPtrs_.end())
-        return input->second;
       return inputs_[a.name].ptr;
     default:
       return 0;

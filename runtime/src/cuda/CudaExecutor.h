@@ -46,16 +46,6 @@ private:
   CudaExecutor() = default;
   Status ensure(DeviceArray &array, size_t bytes);
   Status upload(DeviceArray &array, const void *data, size_t bytes);
-  /// One host input of a step (ids, positions, block tables, ...).
-  struct Upload {
-    const char *name;
-    const void *data;
-    size_t bytes;
-  };
-  /// Copies a step's inputs to the device in one asynchronous copy from
-  /// page-locked memory (stepInputs_); their device addresses go to
-  /// stepInputPtrs_.
-  Status uploadStepInputs(const std::vector<Upload> &uploads);
   /// The dtype of the plan buffer `name`.
   DType bufferDType(const std::string &name) const;
   /// Enqueues the plan's launches and GEMMs for a step of these sizes.
@@ -80,20 +70,8 @@ private:
   std::array<int64_t, kNumKVGroups> bytesPerBlock_ = {0, 0};
   StepLimits limits_; // the vocabulary, block size and pools a step may use
   DType dtype_ = DType::BF16;
-  // The step's outputs (logits, greedy tokens) and the plan's buffers, by
-  // name.
+  // Step inputs and the plan's buffers, by name.
   std::map<std::string, DeviceArray> inputs_, buffers_;
-  /// The step's host inputs, each in a region of its own (capacity grown by
-  /// doubling, so addresses change only when a region grows) of one
-  /// page-locked host buffer, mirrored by one device array: a step copies
-  /// them in one asynchronous copy. (Eight copies from pageable memory each
-  /// took a driver staging copy, and a copy on the GPU while no kernel ran.)
-  struct StepInputs {
-    std::vector<size_t> offsets, capacities;
-    void *host = nullptr;
-    DeviceArray device;
-  } stepInputs_;
-  std::map<std::string, CUdeviceptr> stepInputPtrs_;
   /// Decode-step graphs by their step parameters (every size the launches
   /// depend on: tokens, table widths, whether greedy tokens are picked),
   /// valid while no device array they captured was reallocated (generation).
