@@ -348,9 +348,9 @@ std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t
 // Prefill attention on tensor cores, as in FlashAttention-2 (Dao, 2023): a
 // block per (tile of kPrefillTileTokens tokens, KV head), a warp per query
 // head of that KV head's group, so the group's warps read the same keys.
-// A warp holds its 16 query rows (rotated on RoPE layers by kvAppendKernel;
-// rounded to bf16)
-// as mma A fragments and walks the keys kPrefillKeyTile at a time:
+// A warp holds its 16 query rows (rotated on RoPE layers by kvAppendKernel,
+// rounded to bf16) as mma A fragments and walks the keys kPrefillKeyTile at
+// a time:
 // S = Q K^T and O += P V by mma.sync.m16n8k16 (bf16 operands, f32
 // accumulators), with an online softmax per row in registers. The tile's
 // tokens are taken in runs of one sequence; a run reads only the keys some
