@@ -43,10 +43,20 @@ bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t ro
   return tokens > 0 && generated == tokens && tokens == numSeqs && rows == tokens;
 }
 
+int64_t splitsFor(int64_t tokens, int64_t maxKeys) {
+  int64_t wanted = tokens ? kDecodeSplitTokens / tokens : 1;
+  wanted = std::clamp<int64_t>(std::min(wanted, maxKeys / kMinDecodeSplitKeys), 1,
+                               kMaxDecodeSplits);
+  int64_t splits = 1;
+  while (splits * 2 <= wanted)
+    splits *= 2;
+  return splits;
+}
+
 std::map<std::string, int64_t> stepParams(int64_t tokens, int64_t generated, int64_t rows,
                                           int64_t blockSize, int64_t fullTableWidth,
                                           int64_t slidingTableWidth, int64_t maxKeys,
-                                          bool greedyOnly) {
+                                          int64_t maxGeneratedKeys, bool greedyOnly) {
   int64_t tiles =
       generated < tokens ? (tokens + kPrefillTileTokens - 1) / kPrefillTileTokens : 0;
   int64_t keyTiles = (maxKeys + kPrefillKeyTile - 1) / kPrefillKeyTile;
@@ -55,6 +65,8 @@ std::map<std::string, int64_t> stepParams(int64_t tokens, int64_t generated, int
                                            keyTiles / kMinPrefillSplitKeyTiles),
                                   1, kMaxPrefillSplits)
             : 1;
+  int64_t decodeSplits = splitsFor(generated, maxGeneratedKeys);
+  int64_t tokenSplits = splitsFor(tokens, std::max(maxKeys, maxGeneratedKeys));
   return {{"tokens", tokens},
           {"rows", rows},
           {"block_size", blockSize},
@@ -66,6 +78,10 @@ std::map<std::string, int64_t> stepParams(int64_t tokens, int64_t generated, int
           {"prefill_blocks", tiles * splits},
           {"prefill_partials", splits > 1 ? tokens * splits : 0},
           {"prefill_merge_tokens", splits > 1 ? tokens : 0},
+          {"decode_splits", decodeSplits},
+          {"decode_split_blocks", generated * decodeSplits},
+          {"token_splits", tokenSplits},
+          {"token_split_blocks", tokens * tokenSplits},
           {"gemv_token", tokens == 1 ? 1 : 0},
           {"gemm_tokens", tokens == 1 ? 0 : tokens},
           {"greedy_rows", greedyOnly ? rows : 0}};
@@ -115,7 +131,7 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
       !field(j, "steps").is_array())
     return bad("expected {buffers, steps}");
   // Every size the plan names must be one the runtime provides.
-  std::map<std::string, int64_t> known = stepParams(0, 0, 0, 0, 0, 0, 0, false);
+  std::map<std::string, int64_t> known = stepParams(0, 0, 0, 0, 0, 0, 0, 0, false);
   auto unknown = [&](const std::string &param) { return !known.count(param); };
   LaunchPlan plan;
   for (const json &b : field(j, "buffers")) {

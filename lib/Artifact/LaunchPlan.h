@@ -88,6 +88,22 @@ constexpr int64_t kPrefillSplitTiles = 128;
 constexpr int64_t kMaxPrefillSplits = 16;
 constexpr int64_t kMinPrefillSplitKeyTiles = 8;
 
+/// The split (flash-decoding) attention kernel divides the keys a token
+/// sees over `splits` blocks per head, chosen per step (splitsFor): many
+/// where a step has few tokens (one token alone would leave most SMs idle),
+/// few where it has many (each split costs a partial result to write and
+/// merge), and none shorter than kMinDecodeSplitKeys keys. Measured at 16
+/// warps per block (bench/RESULTS.md): one token at 512 keys 314 -> 319
+/// tokens/s and at 8064 keys 210 -> 248 with 8 splits instead of 4; 64
+/// tokens at 512 keys 4628 -> 3781.
+constexpr int64_t kMaxDecodeSplits = 16;
+constexpr int64_t kDecodeSplitTokens = 16; // splits = kDecodeSplitTokens / tokens
+constexpr int64_t kMinDecodeSplitKeys = 64;
+/// Splits for `tokens` tokens of the split kernel, the longest seeing
+/// `maxKeys` keys: kDecodeSplitTokens / tokens rounded down to a power of two,
+/// at most maxKeys / kMinDecodeSplitKeys, in [1, kMaxDecodeSplits].
+int64_t splitsFor(int64_t tokens, int64_t maxKeys);
+
 /// A step is a decode step when it has one generated token per sequence
 /// and wants every token's logits.
 bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t rows);
@@ -106,6 +122,11 @@ bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t ro
 ///   prefill_partials: tokens x prefill_splits when prefill_splits > 1, else
 ///   0 (rows of the split partial results); prefill_merge_tokens: tokens
 ///   when prefill_splits > 1, else 0;
+///   decode_splits: splitsFor(decode_tokens, maxGeneratedKeys: the most
+///   keys a generated token sees); decode_split_blocks: decode_tokens x
+///   decode_splits (the split kernel over generated tokens); token_splits,
+///   token_split_blocks: the same over all tokens, the most keys of any
+///   (f32 plans run the split kernel for every token);
 ///   gemv_token: 1 in a step of one token, else 0; gemm_tokens: tokens in
 ///   any other step, else 0 (linear layers of one token are matrix-vector
 ///   kernels, the others GEMMs);
@@ -116,7 +137,7 @@ bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t ro
 std::map<std::string, int64_t> stepParams(int64_t tokens, int64_t generated, int64_t rows,
                                           int64_t blockSize, int64_t fullTableWidth,
                                           int64_t slidingTableWidth, int64_t maxKeys,
-                                          bool greedyOnly);
+                                          int64_t maxGeneratedKeys, bool greedyOnly);
 
 struct LaunchPlan {
   std::vector<PlanBuffer> buffers;

@@ -91,10 +91,10 @@ Status StepInput::check(const StepLimits &limits) const {
   return Status::success();
 }
 
-int64_t StepInput::maxKeys() const {
+int64_t StepInput::maxKeys(bool generatedTokens) const {
   int64_t keys = 0;
   for (size_t t = 0; t < positions.size(); ++t)
-    if (!generated[t])
+    if ((generated[t] != 0) == generatedTokens)
       keys = std::max<int64_t>(keys, int64_t(positions[t]) + 1);
   return keys;
 }

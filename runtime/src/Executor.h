@@ -69,10 +69,10 @@ struct StepInput {
   Status check(const StepLimits &limits) const;
   /// The indices of the generated tokens, in order.
   std::vector<int32_t> generatedRows() const;
-  /// The most keys a prompt token of the step sees before its window: its
-  /// position + 1 (0 without prompt tokens; generated tokens never take
-  /// the prefill kernels this sizes).
-  int64_t maxKeys() const;
+  /// The most keys a prompt token (`generatedTokens` false: what sizes the
+  /// prefill kernels) or a generated token (true: the split kernel) of the
+  /// step sees before its window: its position + 1 (0 without such tokens).
+  int64_t maxKeys(bool generatedTokens) const;
 };
 
 struct StepOutput {

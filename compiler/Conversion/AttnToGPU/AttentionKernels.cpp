@@ -102,9 +102,9 @@ Value KernelGenerator::tokenOfRow(bool generatedOnly, Value row) {
 
 // Attention as in flash-decoding (Dao et al., 2023): the keys a token sees
 // (j <= p, and p - W < j on sliding layers; only blocks in that range are
-// read) are split into kAttentionSplits contiguous ranges, one block per
-// (token, head, split), so that a decode step of one sequence still fills
-// the GPU. A block's warps split its range again, each lane owning
+// read) are split into `splits` contiguous ranges (an argument, chosen per
+// step: splitsFor), one block per (token, split) along x and head along y,
+// so that a decode step of one sequence still fills the GPU. A block's warps split its range again, each lane owning
 // head_dim / 32 consecutive features of q (rotated by kvAppendKernel on
 // RoPE layers); each warp runs an online softmax
 // (Milakov and Gimelshein, 2018) over its keys, the block merges its warps
@@ -121,15 +121,14 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
       "attention_" + (window ? "sliding" + std::to_string(*window) : std::string("full")) +
       "_h" + std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
       std::to_string(hd) + "_l" + std::to_string(groupLayers) +
-      strideSuffix("q", qStride, heads * hd) + "_split" + std::to_string(kAttentionSplits) +
-      (generatedOnly ? "_generated" : ""));
+      strideSuffix("q", qStride, heads * hd) + (generatedOnly ? "_generated" : ""));
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   // Shared memory: each warp's running max and sum, then its accumulator.
   int64_t accOffset = 2 * kAttentionWarps;
   // q, positions, seqs, tables, pool, partial (f32), slot, block_size,
-  // table_width[, generated_rows]
+  // table_width, splits[, generated_rows]
   SmallVector<Type> args = {flat(e), flat(i32), flat(i32), flat(i32), flat(e),
-                            flat(b.getF32Type()), i64, i64, i64};
+                            flat(b.getF32Type()), i64, i64, i64, i64};
   if (generatedOnly)
     args.push_back(flat(i32));
   if (!beginKernel(name, args, kAttentionWarps * kWarp, accOffset + kAttentionWarps * hd))
@@ -138,13 +137,13 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
         seqs = kernel.getArgument(2), tables = kernel.getArgument(3),
         pool = kernel.getArgument(4), out = kernel.getArgument(5);
   Value slot = toIndex(kernel.getArgument(6)), bs = toIndex(kernel.getArgument(7)),
-        width = toIndex(kernel.getArgument(8));
-  // The block's row of the partial results, and its token.
-  Value row = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+        width = toIndex(kernel.getArgument(8)), splits = toIndex(kernel.getArgument(9));
+  // The block's row of the partial results, its split, its token and head.
+  Value x = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value row = arith::DivUIOp::create(b, x, splits);
+  Value split = arith::RemUIOp::create(b, x, splits);
   Value t = tokenOfRow(generatedOnly, row);
-  Value y = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-  Value h = arith::DivUIOp::create(b, y, index(kAttentionSplits));
-  Value split = arith::RemUIOp::create(b, y, index(kAttentionSplits));
+  Value h = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value warp = arith::DivUIOp::create(b, threadId, index(kWarp));
   Value lane = arith::RemUIOp::create(b, threadId, index(kWarp));
   Value p = toIndex(load(positions, t)), s = toIndex(load(seqs, t));
@@ -155,8 +154,8 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
   Value end = add(p, index(1));
   // This block's keys: [blockLo, blockHi), a contiguous share of
   // [first, end); this warp's: [lo, hi), a contiguous share of that.
-  Value blockShare = arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, end, first),
-                                                index(kAttentionSplits));
+  Value blockShare =
+      arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, end, first), splits);
   Value blockLo = arith::MinUIOp::create(b, add(first, mul(split, blockShare)), end);
   Value blockHi = arith::MinUIOp::create(b, add(blockLo, blockShare), end);
   Value share = arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, blockHi, blockLo),
@@ -246,7 +245,7 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
   // whole block when its range is empty (m = -inf, measured from 0).
   Value minusInf = f32(-std::numeric_limits<float>::infinity());
   Value partialBase =
-      mul(add(mul(row, index(heads * kAttentionSplits)), y), index(hd + 2));
+      mul(add(mul(add(mul(row, index(heads)), h), splits), split), index(hd + 2));
   forThreads(hd, [&](Value d) {
     Value m = minusInf;
     for (int64_t w = 0; w < kAttentionWarps; ++w)
@@ -285,42 +284,34 @@ std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t
       rows == MergeRows::Prompt
           ? "attention_merge_prompt_h" + std::to_string(heads) + "_d" + std::to_string(hd)
           : "attention_merge_h" + std::to_string(heads) + "_d" + std::to_string(hd) +
-                "_split" + std::to_string(kAttentionSplits) +
                 (rows == MergeRows::Generated ? "_generated" : ""));
-  // partial, out[, generated_rows] or partial, out, splits, generated (flags)
-  SmallVector<Type> args = {flat(b.getF32Type()), flat(e)};
-  if (rows == MergeRows::Generated)
+  // partial, out, splits[, generated_rows | generated (flags)]
+  SmallVector<Type> args = {flat(b.getF32Type()), flat(e), b.getI64Type()};
+  if (rows != MergeRows::All)
     args.push_back(flat(b.getI32Type()));
-  if (rows == MergeRows::Prompt)
-    args.append({b.getI64Type(), flat(b.getI32Type())});
   if (!beginKernel(name, args, hd, 0))
     return name;
   Value partial = kernel.getArgument(0), out = kernel.getArgument(1);
+  Value splits = toIndex(kernel.getArgument(2));
   Value row = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value t = tokenOfRow(rows == MergeRows::Generated, row);
   Value h = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value d = threadId;
-  Value splits =
-      rows == MergeRows::Prompt ? toIndex(kernel.getArgument(2)) : index(kAttentionSplits);
   auto base = [&](Value z) {
     return mul(add(mul(add(mul(row, index(heads)), h), splits), z), index(hd + 2));
   };
   // Unrolled over the most splits there can be, so that each pass issues
   // all of its loads before it uses one (a loop over the splits waited one
-  // memory latency per split and pass). Splits past `splits` (prompt rows)
-  // read split 0 and weigh nothing (m = -inf).
-  int64_t maxSplits = rows == MergeRows::Prompt ? kMaxPrefillSplits : kAttentionSplits;
+  // memory latency per split and pass). Splits past `splits` read split 0
+  // and weigh nothing (m = -inf).
+  int64_t maxSplits = rows == MergeRows::Prompt ? kMaxPrefillSplits : kMaxDecodeSplits;
   Value minusInf = f32(-std::numeric_limits<float>::infinity());
   auto merge = [&] {
     SmallVector<Value> at, ms;
     for (int64_t z = 0; z < maxSplits; ++z) {
-      Value used = rows == MergeRows::Prompt
-                       ? arith::CmpIOp::create(b, arith::CmpIPredicate::ult, index(z), splits)
-                       : Value();
-      at.push_back(base(used ? arith::SelectOp::create(b, used, index(z), index(0))
-                             : index(z)));
-      Value mz = load(partial, at.back());
-      ms.push_back(used ? arith::SelectOp::create(b, used, mz, minusInf) : mz);
+      Value used = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, index(z), splits);
+      at.push_back(base(arith::SelectOp::create(b, used, index(z), index(0))));
+      ms.push_back(arith::SelectOp::create(b, used, load(partial, at.back()), minusInf));
     }
     Value m = ms[0];
     for (Value mz : ArrayRef(ms).drop_front())

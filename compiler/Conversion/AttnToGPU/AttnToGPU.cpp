@@ -362,19 +362,22 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
               int64_t queriesPerKv = heads / o.getNumKvHeads();
               bool tensorCores = e.isBF16() && queriesPerKv <= 32;
               std::string splitTokens = tensorCores ? "decode_tokens" : "tokens";
-              // Partial results [tokens, heads, splits, m l acc[hd]], f32.
-              int64_t partialWidth = heads * kAttentionSplits * (hd + 2);
-              std::string partial = allocate(partialWidth, DType::F32, splitTokens);
+              std::string splits = tensorCores ? "decode_splits" : "token_splits";
+              std::string splitBlocks = tensorCores ? "decode_split_blocks" : "token_split_blocks";
+              // Partial results [tokens, heads, splits, m l acc[hd]], f32
+              // (sized as tokens x splits rows of heads x (hd + 2)).
+              std::string partial = allocate(heads * (hd + 2), DType::F32, splitBlocks);
               PlanArg out = bufferFor(o.getResult());
-              std::vector<PlanArg> splitArgs = {q, input("positions"), input("seqs"), tables,
-                                                pool, buffer(partial), slot, bs, width};
-              std::vector<PlanArg> mergeArgs = {buffer(partial), out};
+              std::vector<PlanArg> splitArgs = {q,      input("positions"), input("seqs"),
+                                                tables, pool, buffer(partial), slot, bs, width,
+                                                param(splits)};
+              std::vector<PlanArg> mergeArgs = {buffer(partial), out, param(splits)};
               if (tensorCores) {
                 splitArgs.push_back(input("generated_rows"));
                 mergeArgs.push_back(input("generated_rows"));
               }
-              kernelStep(attentionKernel(e, o, layers, strideOf(q), tensorCores), splitTokens,
-                         heads * kAttentionSplits, kAttentionWarps * kWarp, splitArgs);
+              kernelStep(attentionKernel(e, o, layers, strideOf(q), tensorCores), splitBlocks,
+                         heads, kAttentionWarps * kWarp, splitArgs);
               kernelStep(attentionMergeKernel(e, heads, hd,
                                               tensorCores ? MergeRows::Generated
                                                           : MergeRows::All),

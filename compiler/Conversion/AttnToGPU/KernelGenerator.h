@@ -34,6 +34,7 @@
 namespace mlir::cohere2c::attn_to_gpu {
 
 using ::cohere2c::DType;
+using ::cohere2c::kMaxDecodeSplits;
 using ::cohere2c::kMaxPrefillSplits;
 using ::cohere2c::kMinPrefillSplitKeyTiles;
 using ::cohere2c::kPrefillKeyTile;
@@ -50,7 +51,6 @@ inline constexpr int64_t kChunkThreads = 256;  // elementwise kernels: threads p
 inline constexpr int64_t kReduceScratch = 32;  // block reductions: a float per warp
 inline constexpr int64_t kAttentionWarps = 16; // attention: warps per (token, head)
 inline constexpr int64_t kKeysInFlight = 4;    // attention: keys a warp loads at once
-inline constexpr int64_t kAttentionSplits = 4; // attention: blocks per (token, head)
 inline constexpr int64_t kWarp = 32;
 inline constexpr int64_t kGemvWarps = 8; // one-token linear layers: warps per block
 inline constexpr int64_t kGreedyThreads = 1024; // greedy tokens: threads per logits row
@@ -387,11 +387,10 @@ private:
   // generated_rows[i] (partial results compact: a row per generated token).
   std::string attentionKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
                               int64_t qStride, bool generatedOnly);
-  /// Which rows a merge kernel combines: every token of the step
-  /// (kAttentionSplits partials each), the generated ones (block row i:
+  /// Which rows a merge kernel combines (`splits` partials each, an
+  /// argument): every token of the step, the generated ones (block row i:
   /// token generated_rows[i]), or the prompt tokens of a step whose prefill
-  /// attention split the keys `splits` ways (an argument; generated tokens
-  /// skipped by their flags).
+  /// attention split the keys (generated tokens skipped by their flags).
   enum class MergeRows { All, Generated, Prompt };
   std::string attentionMergeKernel(Type e, int64_t heads, int64_t hd, MergeRows rows);
   /// The token of block row `row`: generated_rows[row] (the kernel's last

@@ -250,7 +250,7 @@ Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
   std::vector<int32_t> generatedRows = in.generatedRows();
   std::map<std::string, int64_t> params =
       stepParams(tokens, generatedRows.size(), rows, limits_.blockSize, width[kFullGroup],
-                 width[kSlidingGroup], in.maxKeys(), in.greedyOnly);
+                 width[kSlidingGroup], in.maxKeys(false), in.maxKeys(true), in.greedyOnly);
   struct Upload {
     const char *name;
     const void *data;

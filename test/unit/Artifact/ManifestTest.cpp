@@ -187,18 +187,18 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
 // prefill_tiles its 16-token tiles when it has a prompt token;
 // gemv_token / gemm_tokens pick the linear layers' kernels.
 TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
-  auto decode = stepParams(/*tokens=*/4, /*generated=*/4, /*rows=*/4, 16, 2, 3, /*maxKeys=*/40,
-                           /*greedyOnly=*/false);
+  auto decode = stepParams(/*tokens=*/4, /*generated=*/4, /*rows=*/4, 16, 2, 3, /*maxKeys=*/0,
+                           /*maxGeneratedKeys=*/40, /*greedyOnly=*/false);
   EXPECT_EQ(decode.at("decode_tokens"), 4);
   EXPECT_EQ(decode.at("prefill_tiles"), 0);
-  auto prefill = stepParams(33, 0, 1, 16, 2, 3, /*maxKeys=*/4096 + 33, false);
+  auto prefill = stepParams(33, 0, 1, 16, 2, 3, /*maxKeys=*/4096 + 33, 0, false);
   EXPECT_EQ(prefill.at("decode_tokens"), 0);
   EXPECT_EQ(prefill.at("prefill_tiles"), 3);
-  auto mixed = stepParams(17, 1, 2, 16, 2, 3, 40, false);
+  auto mixed = stepParams(17, 1, 2, 16, 2, 3, 40, 40, false);
   EXPECT_EQ(mixed.at("decode_tokens"), 1);
   EXPECT_EQ(mixed.at("prefill_tiles"), 2);
   // One token: the matrix-vector kernels, not the GEMMs.
-  auto one = stepParams(1, 1, 1, 16, 2, 3, 40, false);
+  auto one = stepParams(1, 1, 1, 16, 2, 3, 0, 40, false);
   EXPECT_EQ(one.at("gemv_token"), 1);
   EXPECT_EQ(one.at("gemm_tokens"), 0);
   EXPECT_EQ(mixed.at("gemv_token"), 0);
@@ -214,19 +214,38 @@ TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
   EXPECT_EQ(prefill.at("prefill_partials"), 33 * 16);
   EXPECT_EQ(prefill.at("prefill_merge_tokens"), 33);
   // A fresh prompt of 128 tokens: 4 key tiles, too few to split.
-  auto fresh128 = stepParams(128, 0, 1, 16, 8, 8, 128, false);
+  auto fresh128 = stepParams(128, 0, 1, 16, 8, 8, 128, 0, false);
   EXPECT_EQ(fresh128.at("prefill_splits"), 1);
   EXPECT_EQ(fresh128.at("prefill_partials"), 0);
   EXPECT_EQ(fresh128.at("prefill_merge_tokens"), 0);
-  auto fresh512 = stepParams(512, 0, 1, 16, 32, 32, 512, false);
+  auto fresh512 = stepParams(512, 0, 1, 16, 32, 32, 512, 0, false);
   EXPECT_EQ(fresh512.at("prefill_splits"), 2); // 16 key tiles
   EXPECT_EQ(fresh512.at("prefill_blocks"), 64);
-  auto fresh2048 = stepParams(2048, 0, 1, 16, 128, 128, 2048, false);
+  auto fresh2048 = stepParams(2048, 0, 1, 16, 128, 128, 2048, 0, false);
   EXPECT_EQ(fresh2048.at("prefill_splits"), 1); // 128 tiles
   EXPECT_EQ(fresh2048.at("prefill_blocks"), 128);
+  // Key splits of the split (decode) kernel: 16 / tokens of them, a power of
+  // two, each of at least 64 keys of the longest generated token's, at most
+  // 16 (splitsFor).
+  EXPECT_EQ(splitsFor(1, 512), 8);
+  EXPECT_EQ(splitsFor(1, 8064), 16);
+  EXPECT_EQ(splitsFor(1, 100), 1);
+  EXPECT_EQ(splitsFor(3, 8064), 4); // 16 / 3 = 5, rounded down to 4
+  EXPECT_EQ(splitsFor(16, 8064), 1);
+  EXPECT_EQ(splitsFor(64, 8064), 1);
+  EXPECT_EQ(splitsFor(0, 0), 1);
+  auto long1 = stepParams(1, 1, 1, 16, 64, 64, 0, /*maxGeneratedKeys=*/1000, false);
+  EXPECT_EQ(long1.at("decode_splits"), 8);
+  EXPECT_EQ(long1.at("decode_split_blocks"), 8);
+  EXPECT_EQ(decode.at("decode_splits"), 1); // 4 tokens over 40 keys
+  EXPECT_EQ(decode.at("decode_split_blocks"), 4);
+  // f32 plans run the split kernel over every token, prompt ones included.
+  EXPECT_EQ(prefill.at("decode_split_blocks"), 0);
+  EXPECT_EQ(prefill.at("token_splits"), 1); // 33 tokens
+  EXPECT_EQ(prefill.at("token_split_blocks"), 33);
   // Greedy tokens on the GPU: a block per logits row, only when asked.
   EXPECT_EQ(decode.at("greedy_rows"), 0);
-  EXPECT_EQ(stepParams(4, 4, 4, 16, 2, 3, 40, /*greedyOnly=*/true).at("greedy_rows"), 4);
+  EXPECT_EQ(stepParams(4, 4, 4, 16, 2, 3, 0, 40, /*greedyOnly=*/true).at("greedy_rows"), 4);
   EXPECT_TRUE(isDecodeStep(4, 4, 4, 4));
   EXPECT_FALSE(isDecodeStep(4, 3, 4, 4)); // a prompt token among them
   EXPECT_FALSE(isDecodeStep(4, 4, 4, 3)); // a token wanting no logits

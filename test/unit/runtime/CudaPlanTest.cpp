@@ -253,5 +253,51 @@ INSTANTIATE_TEST_SUITE_P(AllModels, CudaPlanTest, ::testing::ValuesIn(cases()),
                            return testName(info.param.model + "_" + info.param.precision);
                          });
 
+// Decode steps over a long context: one token over 600 keys splits them
+// over 8 blocks per head (decode_splits = splitsFor(1, 600)); the shipped
+// prompts are too short for more than one. Checked against the host target,
+// as above: every recorded row of logits (the prompt's and the generated
+// tokens'), and the same greedy tokens.
+TEST(CudaPlanLongContextTest, DecodeSplitsMatchTheHostTarget) {
+  auto host = ReferenceModel::load("tiny-cohere2");
+  auto cuda = ReferenceModel::load("tiny-cohere2", "cuda-bf16");
+  ASSERT_TRUE(host->artifact && host->weights && cuda->artifact && cuda->weights);
+  const int64_t length = 600, blockSize = 16, numBlocks = 48;
+  Request r;
+  r.id = "long";
+  const std::vector<int32_t> &prompt = host->prompts.begin()->second;
+  for (size_t i = 0; (int64_t)r.promptIds.size() < length; ++i)
+    r.promptIds.push_back(prompt[i % prompt.size()]);
+  r.maxNewTokens = 4;
+  r.recordLogits = true;
+  EngineOptions options;
+  options.blockSize = blockSize;
+  options.numBlocks = numBlocks;
+  options.ignoreEos = true;
+  auto executor = HostExecutor::create(*host->artifact, *host->weights, {numBlocks, numBlocks},
+                                       blockSize);
+  ASSERT_TRUE(executor.ok()) << executor.status().message();
+  auto hostEngine = Engine::create(**executor, host->artifact->manifest(), options);
+  ASSERT_TRUE(hostEngine.ok()) << hostEngine.status().message();
+  auto expected = (*hostEngine)->run({r});
+  ASSERT_TRUE(expected.ok()) << expected.status().message();
+  PlanInterpreter interpreter(cuda->artifact->manifest(), *cuda->weights, numBlocks, blockSize);
+  auto engine = Engine::create(interpreter, cuda->artifact->manifest(), options);
+  ASSERT_TRUE(engine.ok()) << engine.status().message();
+  auto results = (*engine)->run({r});
+  ASSERT_TRUE(results.ok()) << results.status().message();
+  EXPECT_EQ(interpreter.mostDecodeSplits(), 8);
+  EXPECT_EQ(results->front().generatedIds, expected->front().generatedIds);
+  const std::vector<float> &ours = results->front().logits, &ref = expected->front().logits;
+  ASSERT_EQ(ours.size(), ref.size());
+  double maxDiff = 0, maxRef = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    ASSERT_FALSE(std::isnan(ours[i])) << "logit " << i;
+    maxDiff = std::max<double>(maxDiff, std::fabs(ours[i] - ref[i]));
+    maxRef = std::max<double>(maxRef, std::fabs(ref[i]));
+  }
+  EXPECT_LT(maxDiff / maxRef, 2.5e-2);
+}
+
 } // namespace
 } // namespace cohere2c::test

@@ -228,11 +228,12 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
       // "_prompt": token t, skipped if generated, its splits an argument.
       Ref partial = arg(a[0]), out = arg(a[1]);
       bool prompt = startsWith(k, "attention_merge_prompt_");
-      int64_t token = k.find("_generated") != std::string::npos ? i32(arg(a[2]), t) : t;
+      // Arguments: partial, out, splits[, generated_rows | generated].
+      int64_t token = k.find("_generated") != std::string::npos ? i32(arg(a[3]), t) : t;
       if (prompt && i32(arg(a[3]), t) != 0)
         continue;
       int64_t heads = c.numHeads, hd = c.headDim;
-      int64_t splits = prompt ? scalar(a[2]) : widthOf(a[0]) / (heads * (hd + 2));
+      int64_t splits = scalar(a[2]);
       for (int64_t h = 0; h < heads; ++h) {
         int64_t base = (t * heads + h) * splits * (hd + 2);
         double m = -std::numeric_limits<double>::infinity();
@@ -256,7 +257,8 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
                      startsWith(k, "kv_append_rope");
       // kv_append: k, v, positions, seqs, tables, pool, slot, bs, width[, q,
       //   q_rotated] (rope: q rotated into q_rotated, which attention reads)
-      // attention: q, positions, seqs, tables, pool, partial, slot, bs, width
+      // attention: q, positions, seqs, tables, pool, partial, slot, bs, width,
+      //   splits[, generated_rows]
       // attention_prefill: q, positions, seqs, tables, pool, out, slot, bs,
       //   width, tokens, splits, partial, generated (a block per tile of
       //   tokens and split of its keys)
@@ -267,15 +269,18 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
       KVGroupIndex g = a[base + 3].name == "full_pool" ? kFullGroup : kSlidingGroup;
       int64_t layers = manifest_.kvGroups[g].layers.size();
       int64_t kvh = c.numKVHeads, hd = c.headDim, heads = c.numHeads;
-      int64_t splits = prefill ? scalar(a[10]) : 1, split = t % splits;
-      int64_t firstToken = prefill ? t / splits * kPrefillTileTokens : t;
+      // Block t: (tile, split) for the prefill kernel, (row, split) for
+      // the split kernel (its splits: argument 9).
+      int64_t splits = append ? 1 : scalar(a[prefill ? 10 : 9]), split = t % splits;
+      int64_t row = t / splits;
+      int64_t firstToken = prefill ? row * kPrefillTileTokens : row;
       int64_t endToken =
-          prefill ? std::min(firstToken + kPrefillTileTokens, scalar(a[9])) : t + 1;
-      // The "_generated" kernels' block row t is token generated_rows[t];
+          prefill ? std::min(firstToken + kPrefillTileTokens, scalar(a[9])) : row + 1;
+      // The "_generated" kernels' block row is token generated_rows[row];
       // the prefill kernel skips generated tokens.
       bool generatedOnly = k.find("_generated") != std::string::npos;
       if (generatedOnly)
-        firstToken = i32(arg(a.back()), t), endToken = firstToken + 1;
+        firstToken = i32(arg(a.back()), row), endToken = firstToken + 1;
       for (int64_t token = firstToken; token < endToken; ++token) {
         if (prefill && i32(arg(a.back()), token) != 0)
           continue;
@@ -438,19 +443,16 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
               partial.set(at + 2 + d, (float)acc[d]);
             continue;
           }
-          // Partial results of each split of the keys [first, p].
+          // The partial result of this block's split of the keys [first, p].
           Ref partial = arg(a[5]);
-          int64_t splits = step.gridY / heads;
           int64_t share = (p + 1 - first + splits - 1) / splits;
-          for (int64_t z = 0; z < splits; ++z) {
-            int64_t lo = std::min(first + z * share, p + 1), hi = std::min(lo + share, p + 1);
-            attend(query, kv, lo, hi, mx, sum, acc);
-            int64_t at = (((generatedOnly ? t : token) * heads + h) * splits + z) * (hd + 2);
-            partial.set(at, (float)mx);
-            partial.set(at + 1, (float)sum);
-            for (int64_t d = 0; d < hd; ++d)
-              partial.set(at + 2 + d, (float)acc[d]);
-          }
+          int64_t lo = std::min(first + split * share, p + 1), hi = std::min(lo + share, p + 1);
+          attend(query, kv, lo, hi, mx, sum, acc);
+          int64_t at = ((row * heads + h) * splits + split) * (hd + 2);
+          partial.set(at, (float)mx);
+          partial.set(at + 1, (float)sum);
+          for (int64_t d = 0; d < hd; ++d)
+            partial.set(at + 2 + d, (float)acc[d]);
         }
       }
     } else if (startsWith(k, "gemv_")) {
@@ -545,9 +547,11 @@ Status PlanInterpreter::run(const StepInput &in, StepOutput &output) {
     return s;
   generatedRows_ = in.generatedRows();
   params_ = stepParams(tokens, generatedRows_.size(), rows, blockSize_,
-                       in.tableWidth[kFullGroup], in.tableWidth[kSlidingGroup], in.maxKeys(),
-                       in.greedyOnly);
+                       in.tableWidth[kFullGroup], in.tableWidth[kSlidingGroup], in.maxKeys(false),
+                       in.maxKeys(true), in.greedyOnly);
   mostPrefillSplits_ = std::max(mostPrefillSplits_, params_.at("prefill_splits"));
+  if (params_.at("decode_tokens"))
+    mostDecodeSplits_ = std::max(mostDecodeSplits_, params_.at("decode_splits"));
   logits_.assign(rows * manifest_.config.vocabSize, 0.0f);
   greedyTokens_.assign(rows, -2); // not a token: rows the plan left unset fail
   for (const PlanBuffer &b : manifest_.launchPlan.buffers) {

@@ -31,6 +31,8 @@ public:
   /// The most key splits (step parameter prefill_splits) a step run so far
   /// had.
   int64_t mostPrefillSplits() const { return mostPrefillSplits_; }
+  /// The most splits a decode step's split attention kernel had so far.
+  int64_t mostDecodeSplits() const { return mostDecodeSplits_; }
 
 private:
   /// A typed view of `size` elements of memory. An access outside them
@@ -75,7 +77,7 @@ private:
   std::vector<int32_t> generatedRows_; // of input_
   std::vector<float> logits_;
   std::vector<int32_t> greedyTokens_;
-  int64_t mostPrefillSplits_ = 0;
+  int64_t mostPrefillSplits_ = 0, mostDecodeSplits_ = 0;
 };
 
 } // namespace cohere2c::test

@@ -40,8 +40,10 @@ TEST(StepInputTest, AcceptsAConsistentStep) {
   StepInput in = twoSequences();
   EXPECT_TRUE(in.check(limits()).ok()) << in.check(limits()).message();
   EXPECT_EQ(in.generatedRows(), (std::vector<int32_t>{2}));
-  // Prompt tokens only: the generated token at position 9 does not count.
-  EXPECT_EQ(in.maxKeys(), 2);
+  // Prompt tokens: the generated token at position 9 does not count; it
+  // alone counts for generated tokens.
+  EXPECT_EQ(in.maxKeys(false), 2);
+  EXPECT_EQ(in.maxKeys(true), 10);
 }
 
 TEST(StepInputTest, RefusesInconsistentSteps) {
