@@ -104,9 +104,10 @@ Value KernelGenerator::tokenOfRow(bool generatedOnly, Value row) {
 // (j <= p, and p - W < j on sliding layers; only blocks in that range are
 // read) are split into `splits` contiguous ranges (an argument, chosen per
 // step: splitsFor), one block per (token, split) along x and head along y,
-// so that a decode step of one sequence still fills the GPU. A block's warps split its range again, each lane owning
-// head_dim / 32 consecutive features of q (rotated by kvAppendKernel on
-// RoPE layers); each warp runs an online softmax
+// so that a decode step of one sequence still fills the GPU. A block's
+// warps split its range again, each lane owning head_dim / 32 consecutive
+// features of q (rotated by kvAppendKernel on RoPE layers); each warp runs
+// an online softmax
 // (Milakov and Gimelshein, 2018) over its keys, the block merges its warps
 // in shared memory and writes its partial result (max m, sum l, and the
 // unnormalized output acc[head_dim], f32) for attentionMergeKernel. A range
