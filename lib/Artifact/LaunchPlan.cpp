@@ -101,8 +101,12 @@ std::string LaunchPlan::toJson() const {
                       {"value", a.value},
                       {"column", a.column},
                       {"width", a.width}});
-    if (s.kind == PlanStep::Kind::Kernel)
+    if (s.kind == PlanStep::Kind::Fork || s.kind == PlanStep::Kind::Join)
+      j["steps"].push_back(
+          {{"kind", s.kind == PlanStep::Kind::Fork ? "fork" : "join"}, {"args", args}});
+    else if (s.kind == PlanStep::Kind::Kernel)
       j["steps"].push_back({{"kind", "kernel"},
+                            {"side", s.side},
                             {"kernel", s.kernel},
                             {"grid_x", s.gridXParam},
                             {"grid_y", s.gridY},
@@ -110,6 +114,7 @@ std::string LaunchPlan::toJson() const {
                             {"args", args}});
     else
       j["steps"].push_back({{"kind", "gemm"},
+                            {"side", s.side},
                             {"weight", s.weight},
                             {"weight_scale", s.weightScale},
                             {"m", s.mParam},
@@ -174,6 +179,18 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
       if (arg.kind == PlanArg::Kind::Param && unknown(arg.name))
         return bad("parameter " + a.dump());
       step.args.push_back(arg);
+    }
+    if (field(s, "kind") == "fork" || field(s, "kind") == "join") {
+      if (!step.args.empty())
+        return bad("fork or join step with arguments " + s.dump());
+      step.kind = field(s, "kind") == "fork" ? PlanStep::Kind::Fork : PlanStep::Kind::Join;
+      plan.steps.push_back(std::move(step));
+      continue;
+    }
+    if (s.contains("side")) { // absent: the main stream
+      if (!s["side"].is_boolean())
+        return bad("side flag " + s.dump());
+      step.side = s["side"];
     }
     if (field(s, "kind") == "kernel") {
       if (!field(s, "kernel").is_string() || !field(s, "grid_x").is_string() ||
@@ -254,7 +271,20 @@ Status LaunchPlan::check(const WeightLayout &weights, const std::string &source)
       return Status::success();
     }
   };
+  // Forks and joins alternate, starting with a fork and ending with a join;
+  // side steps lie between the two.
+  bool forked = false;
   for (const PlanStep &s : steps) {
+    if (s.kind == PlanStep::Kind::Fork || s.kind == PlanStep::Kind::Join) {
+      bool fork = s.kind == PlanStep::Kind::Fork;
+      if (forked == fork)
+        return bad(fork ? "a fork before the join of the previous one" : "a join without a fork");
+      forked = fork;
+      continue;
+    }
+    if (s.side && !forked)
+      return bad("a side-stream step (" + (s.kernel.empty() ? s.weight : s.kernel) +
+                 ") outside a fork and its join");
     for (const PlanArg &a : s.args)
       if (Status status = checkArg(a); !status.ok())
         return status;
@@ -300,6 +330,8 @@ Status LaunchPlan::check(const WeightLayout &weights, const std::string &source)
                  std::to_string(s.k) + ") reaches past the weights (" +
                  std::to_string(weights.totalBytes) + " bytes)");
   }
+  if (forked)
+    return bad("a fork without a join");
   return Status::success();
 }
 

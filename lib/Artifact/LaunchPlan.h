@@ -2,9 +2,10 @@
 //
 // A cuda artifact's step is a fixed sequence of kernel launches and GEMMs,
 // recorded by the compiler (convert-attn-to-gpu) and replayed by the runtime
-// on one CUDA stream (and so capturable in a CUDA graph). Sizes that change
-// from step to step (tokens, logits rows, block table width) are named
-// parameters; everything else was fixed at compile time.
+// on a main and a side CUDA stream that fork and join (and so capturable in
+// a CUDA graph). Sizes that change from step to step (tokens, logits rows,
+// block table width) are named parameters; everything else was fixed at
+// compile time.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COHERE2C_ARTIFACT_LAUNCHPLAN_H
@@ -53,9 +54,19 @@ struct PlanArg {
   int64_t column = 0, width = 0;
 };
 
+/// A step of the plan. The runtime replays kernels and GEMMs on two
+/// streams: the main one, and a side one for branches of the model that
+/// need nothing the main stream computes after their inputs (a layer's MLP,
+/// which the attention chain of the same layer does not feed). Fork: the
+/// side stream waits for what the main stream has enqueued so far; Join:
+/// the main stream waits for the side stream. Steps marked `side` lie
+/// between a Fork and its Join (LaunchPlan::check). Between the two, no
+/// buffer that one stream writes is read or written by the other (the
+/// compiler frees no buffer for reuse before the Join).
 struct PlanStep {
-  enum class Kind { Kernel, Gemm };
+  enum class Kind { Kernel, Gemm, Fork, Join };
   Kind kind = Kind::Kernel;
+  bool side = false; // Kernel, Gemm: run on the side stream
   // Kernel: grid (gridX, gridY, 1), block (blockX, 1, 1); gridX is the
   // parameter named by gridXParam (a launch with gridX 0 is skipped).
   std::string kernel;
@@ -151,8 +162,9 @@ struct LaunchPlan {
   /// runtime never launches with a missing pointer: buffers (unique, width
   /// > 0, views inside them), weights (in `weights`; a GEMM's [n, k] weight
   /// and its n scales inside the weights), step inputs, kernel grids
-  /// (grid_y in [1, 65535], block_x in [1, 1024]). Errors name `source` and
-  /// the entry.
+  /// (grid_y in [1, 65535], block_x in [1, 1024]), forks and joins (paired,
+  /// not nested, side steps between them). Errors name `source` and the
+  /// entry.
   Status check(const WeightLayout &weights, const std::string &source) const;
 };
 

@@ -55,7 +55,9 @@ struct Manifest {
   /// before it reads or writes activations, so that the runtime may launch
   /// it early (programmatic dependent launch); the prefill_splits family of
   /// parameters; the step input greedy_tokens and the parameter greedy_rows.
-  static constexpr int kFormatVersion = 5;
+  /// 6: fork and join steps, side-stream steps; the decode_splits family of
+  /// parameters (the split attention kernel's splits an argument).
+  static constexpr int kFormatVersion = 6;
 
   ModelConfig config;
   std::string target;    // "host" or "cuda"

@@ -114,12 +114,105 @@ void KernelGenerator::release(Value v) {
 }
 
 void KernelGenerator::freeBuffer(const std::string &name) {
+  if (forked) {
+    freedWhileForked.push_back(name);
+    return;
+  }
   for (const PlanBuffer &buffer : plan.buffers)
     if (buffer.name == name)
       freeBuffers[{buffer.width, (int)buffer.dtype, buffer.rowsParam}].push_back(buffer.name);
 }
 
+void KernelGenerator::forkStep() {
+  PlanStep s;
+  s.kind = PlanStep::Kind::Fork;
+  plan.steps.push_back(s);
+  forked = true;
+}
+
+void KernelGenerator::joinStep() {
+  PlanStep s;
+  s.kind = PlanStep::Kind::Join;
+  plan.steps.push_back(s);
+  forked = false;
+  for (const std::string &name : freedWhileForked)
+    freeBuffer(name);
+  freedWhileForked.clear();
+}
+
 namespace {
+
+/// A layer's MLP branch, run on the side stream while the main stream runs
+/// the attention chain of the same layer (Cohere2's parallel block: both
+/// read the same layer norm, and only the residual sum reads both). At one
+/// token the attention chain (KV append, split attention, merge, o
+/// projection) is a run of small dependent kernels that leave most of the
+/// memory bandwidth idle, which the MLP's down projection can use.
+struct SideBranch {
+  Operation *forkAfter = nullptr;  // the side stream starts after its steps
+  Operation *joinBefore = nullptr; // the main stream waits before its steps
+  DenseSet<Operation *> ops;       // on the side stream
+};
+
+/// The side branches of `body`: from each SwiGLU (or SwiGLU + quantization)
+/// on, the ops that read the branch and otherwise only values computed
+/// before the fork (the down projection); the fork follows the op whose
+/// steps compute the SwiGLU's inputs (`emittedAt`: where a value's steps
+/// are recorded, the first of a merged GEMM's layers for all of them), the
+/// join precedes the first op that reads the branch and a value computed
+/// after the fork (the residual sum). A branch that would overlap the one
+/// before it, or reach the end of the step, stays on the main stream.
+std::vector<SideBranch> sideBranches(Block &body,
+                                     const DenseMap<Operation *, Operation *> &emittedAt) {
+  DenseMap<Operation *, int64_t> position;
+  int64_t count = 0;
+  for (Operation &op : body)
+    position[&op] = count++;
+  // The position after which a value is ready: that of the op recording
+  // its steps (-1: an argument of the step).
+  auto readyAt = [&](Value v) -> int64_t {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return -1;
+    auto at = emittedAt.find(def);
+    return position.lookup(at == emittedAt.end() ? def : at->second);
+  };
+  std::vector<SideBranch> branches;
+  int64_t lastJoin = -1;
+  for (Operation &op : body) {
+    if (!isa<attn::SwiGLUOp, attn::SwiGLUQuantOp>(op))
+      continue;
+    int64_t fork = -1;
+    for (Value v : op.getOperands())
+      fork = std::max(fork, readyAt(v));
+    SideBranch branch;
+    DenseSet<Value> values(op.result_begin(), op.result_end());
+    branch.ops.insert(&op);
+    for (Operation *next = op.getNextNode(); next && !branch.joinBefore;
+         next = next->getNextNode()) {
+      bool readsBranch = false, inBranch = !emittedAt.count(next);
+      for (Value v : next->getOperands()) {
+        readsBranch |= values.contains(v);
+        inBranch &= values.contains(v) || readyAt(v) <= fork;
+      }
+      if (!readsBranch)
+        continue;
+      if (!inBranch || isa<func::ReturnOp>(next)) {
+        branch.joinBefore = next;
+        continue;
+      }
+      branch.ops.insert(next);
+      values.insert(next->result_begin(), next->result_end());
+    }
+    if (fork < 0 || fork <= lastJoin || !branch.joinBefore ||
+        isa<func::ReturnOp>(branch.joinBefore))
+      continue;
+    branch.forkAfter = &*std::next(body.begin(), fork);
+    lastJoin = position.lookup(branch.joinBefore);
+    branches.push_back(std::move(branch));
+  }
+  return branches;
+}
 
 /// Linear layers that read the same input (and, for FP8, the same input
 /// scales) and whose weights (and weight scales) lie back to back in the
@@ -206,12 +299,20 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
   // A merged GEMM runs where the first of its linear layers was; the others
   // only name their column range of its output.
   DenseMap<Operation *, SmallVector<Operation *>> mergedAt;
-  DenseSet<Operation *> merged;
+  DenseMap<Operation *, Operation *> merged; // a merged layer -> the first of its group
   for (SmallVector<Operation *> &group : mergeableLinears(module, body)) {
     Operation *first = *llvm::min_element(
         group, [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
-    merged.insert(group.begin(), group.end());
+    for (Operation *op : group)
+      merged[op] = first;
     mergedAt[first] = std::move(group);
+  }
+  DenseMap<Operation *, const SideBranch *> forkAfter, joinBefore, onSideStream;
+  std::vector<SideBranch> branches = sideBranches(body, merged);
+  for (const SideBranch &branch : branches) {
+    forkAfter[branch.forkAfter] = joinBefore[branch.joinBefore] = &branch;
+    for (Operation *op : branch.ops)
+      onSideStream[op] = &branch;
   }
   // The GEMM of one linear layer, or of a merged group (layout order): its
   // output is the result's buffer, or one buffer the results are column
@@ -275,6 +376,14 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
     if (isa<func::ReturnOp>(op))
       break;
     b.setLoc(op.getLoc());
+    if (joinBefore.count(&op))
+      joinStep();
+    onSide = onSideStream.count(&op);
+    llvm::scope_exit afterSteps([&] {
+      onSide = false;
+      if (forkAfter.count(&op))
+        forkStep();
+    });
     if (merged.count(&op)) {
       if (mergedAt.count(&op))
         linearGemm(mergedAt[&op]);

@@ -422,11 +422,19 @@ private:
   /// Ends a value's use of its buffer: a buffer is free once no view of it
   /// is live.
   void release(Value v);
-  /// Returns buffer `name` to the free list of its shape.
+  /// Returns buffer `name` to the free list of its shape; while the side
+  /// stream is forked, at the join (a buffer one stream is done with may
+  /// still be in use by the other).
   void freeBuffer(const std::string &name);
+  /// Fork: the side stream starts from the main stream's work so far; Join:
+  /// the main stream waits for the side stream, and the buffers freed since
+  /// the fork become free.
+  void forkStep();
+  void joinStep();
   void kernelStep(const std::string &kernel, std::string gridX, int64_t gridY,
                   int64_t block, std::vector<PlanArg> args) {
     PlanStep s;
+    s.side = onSide;
     s.kernel = kernel;
     s.gridXParam = std::move(gridX);
     s.gridY = gridY;
@@ -438,6 +446,7 @@ private:
                 int64_t k, double alpha) {
     PlanStep s;
     s.kind = PlanStep::Kind::Gemm;
+    s.side = onSide;
     s.args = {std::move(a), std::move(c)};
     s.weight = weight.str();
     s.mParam = std::move(m);
@@ -460,6 +469,10 @@ private:
   DenseMap<Value, PlanArg> buffers;
   std::map<std::string, int> liveViews;
   std::map<std::tuple<int64_t, int, std::string>, std::vector<std::string>> freeBuffers;
+  // Streams: whether steps recorded now go to the side stream, whether it is
+  // forked, and the buffers freed since the fork.
+  bool onSide = false, forked = false;
+  std::vector<std::string> freedWhileForked;
 };
 
 } // namespace mlir::cohere2c::attn_to_gpu

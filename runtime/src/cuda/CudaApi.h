@@ -26,7 +26,8 @@ namespace cohere2c {
   X(cuMemcpyDtoHAsync) X(cuMemsetD8Async) X(cuMemGetInfo) X(cuStreamCreate)    \
   X(cuStreamSynchronize) X(cuStreamBeginCapture) X(cuStreamEndCapture)        \
   X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphDestroy)            \
-  X(cuGraphExecDestroy) X(cuGetErrorName) X(cuGetErrorString)
+  X(cuGraphExecDestroy) X(cuGetErrorName) X(cuGetErrorString) X(cuStreamDestroy)  \
+  X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuStreamWaitEvent)
 
 #define COHERE2C_CUBLASLT_FUNCTIONS(X)                                         \
   X(cublasLtCreate) X(cublasLtMatmulDescCreate) X(cublasLtMatmulDescDestroy)   \

@@ -64,6 +64,9 @@ CudaExecutor::create(const LoadedArtifact &artifact, const WeightBuffer &weights
   COHERE2C_CHECK(cu.cuDevicePrimaryCtxRetain(&context, device));
   COHERE2C_CHECK(cu.cuCtxSetCurrent(context));
   COHERE2C_CHECK(cu.cuStreamCreate(&e->stream_, CU_STREAM_NON_BLOCKING));
+  COHERE2C_CHECK(cu.cuStreamCreate(&e->sideStream_, CU_STREAM_NON_BLOCKING));
+  COHERE2C_CHECK(cu.cuEventCreate(&e->forkEvent_, CU_EVENT_DISABLE_TIMING));
+  COHERE2C_CHECK(cu.cuEventCreate(&e->joinEvent_, CU_EVENT_DISABLE_TIMING));
 
   // The cubin for sm_90a; the PTX when the driver cannot take it.
   StatusOr<void *> cubin = artifact.symbol("cohere2c_cubin");
@@ -99,9 +102,11 @@ CudaExecutor::create(const LoadedArtifact &artifact, const WeightBuffer &weights
     if (!s.ok())
       return s;
   }
-  s = e->ensure(e->workspace_, kWorkspaceBytes);
-  if (!s.ok())
-    return s;
+  for (DeviceArray *workspace : {&e->workspace_, &e->sideWorkspace_}) {
+    s = e->ensure(*workspace, kWorkspaceBytes);
+    if (!s.ok())
+      return s;
+  }
   COHERE2C_CHECK(cu.cuStreamSynchronize(e->stream_));
   return e;
 }
@@ -109,10 +114,17 @@ CudaExecutor::create(const LoadedArtifact &artifact, const WeightBuffer &weights
 CudaExecutor::~CudaExecutor() {
   if (!api_)
     return;
-  if (stream_)
-    api_->cuStreamSynchronize(stream_);
+  for (CUstream stream : {stream_, sideStream_})
+    if (stream)
+      api_->cuStreamSynchronize(stream);
   destroyGraphs();
-  for (DeviceArray *a : {&weights_, &workspace_, &pools_[0], &pools_[1]})
+  for (CUevent event : {forkEvent_, joinEvent_})
+    if (event)
+      api_->cuEventDestroy(event);
+  for (CUstream stream : {stream_, sideStream_})
+    if (stream)
+      api_->cuStreamDestroy(stream);
+  for (DeviceArray *a : {&weights_, &workspace_, &sideWorkspace_, &pools_[0], &pools_[1]})
     if (a->ptr)
       api_->cuMemFree(a->ptr);
   for (auto *arrays : {&inputs_, &buffers_})
@@ -213,7 +225,8 @@ Status CudaExecutor::gemm(const PlanStep &step, CUdeviceptr a, CUdeviceptr c,
   COHERE2C_CHECK(api_->cublasLtMatmul(
       cublas_, desc, &alpha, (void *)(weights_.ptr + w->offset), wLayout, (void *)a,
       aLayout, &beta, (void *)c, cLayout, (void *)c, cLayout, &found->second,
-      (void *)workspace_.ptr, kWorkspaceBytes, stream_));
+      (void *)(step.side ? sideWorkspace_ : workspace_).ptr, kWorkspaceBytes,
+      step.side ? sideStream_ : stream_));
   api_->cublasLtMatrixLayoutDestroy(wLayout);
   api_->cublasLtMatrixLayoutDestroy(aLayout);
   api_->cublasLtMatrixLayoutDestroy(cLayout);
@@ -359,6 +372,16 @@ Status CudaExecutor::enqueueSteps(const std::map<std::string, int64_t> &params) 
   std::vector<uint64_t> values;
   std::vector<void *> args;
   for (const PlanStep &step : m.launchPlan.steps) {
+    // Fork: the side stream waits for the main one's work so far; join: the
+    // reverse (each event waited on right after it is recorded, so one event
+    // serves every fork, one every join).
+    if (step.kind == PlanStep::Kind::Fork || step.kind == PlanStep::Kind::Join) {
+      bool fork = step.kind == PlanStep::Kind::Fork;
+      CUevent event = fork ? forkEvent_ : joinEvent_;
+      COHERE2C_CHECK(api_->cuEventRecord(event, fork ? stream_ : sideStream_));
+      COHERE2C_CHECK(api_->cuStreamWaitEvent(fork ? sideStream_ : stream_, event, 0));
+      continue;
+    }
     if (step.kind == PlanStep::Kind::Gemm) {
       if (params.at(step.mParam) == 0)
         continue; // e.g. no logits wanted from a prefill chunk
@@ -394,7 +417,7 @@ Status CudaExecutor::enqueueSteps(const std::map<std::string, int64_t> &params) 
     config.blockDimX = (unsigned)step.blockX;
     config.blockDimY = 1;
     config.blockDimZ = 1;
-    config.hStream = stream_;
+    config.hStream = step.side ? sideStream_ : stream_;
     config.attrs = &early;
     config.numAttrs = 1;
     Status launched = api_->check(

@@ -2,10 +2,12 @@
 //
 // Loads the artifact's cubin (or, failing that, its PTX through the
 // driver's JIT), keeps the weights and the KV block pools in device memory,
-// and replays the artifact's launch plan on one CUDA stream: generated
-// kernels through cuLaunchKernelEx with programmatic dependent launch (each
-// may start before the previous one ends and waits for its results itself),
-// GEMMs through cuBLASLt. Every CUDA call is checked. Not thread-safe.
+// and replays the artifact's launch plan on two CUDA streams, a main one and
+// a side one that forks from it and joins it again where the plan says
+// (events): generated kernels through cuLaunchKernelEx with programmatic
+// dependent launch (each may start before the previous one on its stream
+// ends and waits for its results itself), GEMMs through cuBLASLt (a
+// workspace per stream). Every CUDA call is checked. Not thread-safe.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COHERE2C_RUNTIME_CUDA_CUDAEXECUTOR_H
@@ -54,18 +56,20 @@ private:
   /// (tokens, table widths) and replayed after.
   Status launchGraph(const std::map<std::string, int64_t> &params);
   void destroyGraphs();
-  /// One GEMM of the plan; `aScales` are a's per-token scales (FP8 only).
+  /// One GEMM of the plan, on its step's stream; `aScales` are a's
+  /// per-token scales (FP8 only).
   Status gemm(const PlanStep &step, CUdeviceptr a, CUdeviceptr c, int64_t m,
               CUdeviceptr aScales);
 
   std::unique_ptr<CudaApi> api_;
   const Manifest *manifest_ = nullptr;
   std::string deviceName_;
-  CUstream stream_ = nullptr;
+  CUstream stream_ = nullptr, sideStream_ = nullptr;
+  CUevent forkEvent_ = nullptr, joinEvent_ = nullptr; // the plan's fork and join steps
   CUmodule module_ = nullptr;
   std::map<std::string, CUfunction> kernels_;
   cublasLtHandle_t cublas_ = nullptr;
-  DeviceArray weights_, workspace_;
+  DeviceArray weights_, workspace_, sideWorkspace_;
   std::array<DeviceArray, kNumKVGroups> pools_;
   std::array<int64_t, kNumKVGroups> bytesPerBlock_ = {0, 0};
   StepLimits limits_; // the vocabulary, block size and pools a step may use

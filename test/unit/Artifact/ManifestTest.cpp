@@ -83,13 +83,13 @@ TEST(ManifestTest, RejectsFormatVersion4) {
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
   m.weights = WeightLayout::forModel(m.config, DType::F32);
   std::string text = m.toJson();
-  size_t at = text.find("\"format_version\":5");
+  size_t at = text.find("\"format_version\":6");
   ASSERT_NE(at, std::string::npos) << text;
-  text.replace(at, 18, "\"format_version\":4");
+  text.replace(at, 18, "\"format_version\":5");
   StatusOr<Manifest> parsed = Manifest::parse(text, "old.so");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().message(),
-            "old.so: manifest format_version must be 5 (compiled by another "
+            "old.so: manifest format_version must be 6 (compiled by another "
             "version of cohere2c-compile: compile the model again)");
 }
 
@@ -177,6 +177,18 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
            arg("input", "logits") + "]}";
   };
   EXPECT_EQ(plan(gemm(m.config.vocabSize, "h")), "ok");
+  // Side-stream steps between a fork and its join; forks not nested.
+  const std::string fork = R"({"kind":"fork","args":[]})", join = R"({"kind":"join","args":[]})";
+  std::string side = kernel(arg("buffer", "b0"));
+  side.replace(side.find(R"("kernel":)"), 0, R"("side":true,)");
+  EXPECT_EQ(plan(fork + "," + side + "," + kernel(arg("buffer", "b0")) + "," + join), "ok");
+  EXPECT_EQ(plan(side), "x.so: launch plan: a side-stream step (k) outside a fork and its join");
+  EXPECT_EQ(plan(fork + "," + join + "," + side),
+            "x.so: launch plan: a side-stream step (k) outside a fork and its join");
+  EXPECT_EQ(plan(fork + "," + side), "x.so: launch plan: a fork without a join");
+  EXPECT_EQ(plan(fork + "," + fork + "," + join),
+            "x.so: launch plan: a fork before the join of the previous one");
+  EXPECT_EQ(plan(join), "x.so: launch plan: a join without a fork");
   EXPECT_NE(plan(gemm(1 << 30, "h")).find("reaches past the weights"), std::string::npos);
   EXPECT_EQ(plan(gemm(m.config.vocabSize, "b0")),
             "x.so: launch plan: the GEMM of model.embed_tokens.weight: its input a must be a "

@@ -560,14 +560,31 @@ Status PlanInterpreter::run(const StepInput &in, StepOutput &output) {
     // step's rows.
     buffers_[b.name].resize(params_.at(b.rowsParam) * b.width * dtypeSize(b.dtype));
   }
-  for (const PlanStep &step : manifest_.launchPlan.steps) {
+  const std::vector<PlanStep> &steps = manifest_.launchPlan.steps;
+  auto execute = [&](const PlanStep &step) {
     if (step.kind == PlanStep::Kind::Gemm)
       gemm(step, params_.at(step.mParam));
     else
       kernel(step, params_.at(step.gridXParam));
-    if (!error_.empty())
-      return Status::error(error_);
+  };
+  for (size_t i = 0; i < steps.size() && error_.empty(); ++i) {
+    if (steps[i].kind != PlanStep::Kind::Fork) {
+      execute(steps[i]);
+      continue;
+    }
+    // The region up to the join (LaunchPlan::check pairs them): one
+    // stream's steps, then the other's.
+    size_t join = i + 1;
+    while (join < steps.size() && steps[join].kind != PlanStep::Kind::Join)
+      ++join;
+    for (bool side : {sideStreamFirst_, !sideStreamFirst_})
+      for (size_t j = i + 1; j < join && error_.empty(); ++j)
+        if (steps[j].side == side)
+          execute(steps[j]);
+    i = join;
   }
+  if (!error_.empty())
+    return Status::error(error_);
   // As the cuda executor: greedy tokens from the plan's kernel, or logits.
   if (in.greedyOnly)
     output.greedyTokens = greedyTokens_;

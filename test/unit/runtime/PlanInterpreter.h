@@ -6,6 +6,10 @@
 // the kernels do, GEMMs accumulated in double), so that CI, which has no
 // GPU, checks what the compiler recorded: the kernels chosen, their
 // arguments, the buffers and their reuse. It does not check the PTX.
+// Between a fork and its join it runs one stream's steps, then the other's
+// (the side stream first unless told otherwise): two orders the GPU may
+// take, which give the same results only if neither stream touches what
+// the other writes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COHERE2C_TEST_PLANINTERPRETER_H
@@ -33,6 +37,9 @@ public:
   int64_t mostPrefillSplits() const { return mostPrefillSplits_; }
   /// The most splits a decode step's split attention kernel had so far.
   int64_t mostDecodeSplits() const { return mostDecodeSplits_; }
+  /// Whether, between a fork and its join, the side stream's steps run
+  /// before the main stream's (the default) or after.
+  void setSideStreamFirst(bool first) { sideStreamFirst_ = first; }
 
 private:
   /// A typed view of `size` elements of memory. An access outside them
@@ -78,6 +85,7 @@ private:
   std::vector<float> logits_;
   std::vector<int32_t> greedyTokens_;
   int64_t mostPrefillSplits_ = 0, mostDecodeSplits_ = 0;
+  bool sideStreamFirst_ = true;
 };
 
 } // namespace cohere2c::test
