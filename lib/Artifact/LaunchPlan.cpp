@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 namespace cohere2c {
@@ -84,7 +85,8 @@ std::map<std::string, int64_t> stepParams(int64_t tokens, int64_t generated, int
           {"token_split_blocks", tokens * tokenSplits},
           {"gemv_token", tokens == 1 ? 1 : 0},
           {"gemm_tokens", tokens == 1 ? 0 : tokens},
-          {"greedy_rows", greedyOnly ? rows : 0}};
+          {"greedy_rows", greedyOnly ? rows : 0},
+          {"side_stream", tokens <= kSideStreamMaxTokens ? 1 : 0}};
 }
 
 std::string LaunchPlan::toJson() const {
@@ -181,8 +183,8 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
       step.args.push_back(arg);
     }
     if (field(s, "kind") == "fork" || field(s, "kind") == "join") {
-      if (!step.args.empty())
-        return bad("fork or join step with arguments " + s.dump());
+      if (!step.args.empty() || s.contains("side"))
+        return bad("fork or join step with arguments or a side flag " + s.dump());
       step.kind = field(s, "kind") == "fork" ? PlanStep::Kind::Fork : PlanStep::Kind::Join;
       plan.steps.push_back(std::move(step));
       continue;
@@ -272,19 +274,35 @@ Status LaunchPlan::check(const WeightLayout &weights, const std::string &source)
     }
   };
   // Forks and joins alternate, starting with a fork and ending with a join;
-  // side steps lie between the two.
+  // side steps lie between the two. Between them no buffer column and no
+  // step input is named by both streams (used[stream]: buffer -> the column
+  // ranges its steps name, the width 0 of a whole buffer as its width).
   bool forked = false;
+  std::array<std::map<std::string, std::vector<std::pair<int64_t, int64_t>>>, 2> used;
+  auto stepName = [](const PlanStep &s) { return s.kernel.empty() ? s.weight : s.kernel; };
   for (const PlanStep &s : steps) {
     if (s.kind == PlanStep::Kind::Fork || s.kind == PlanStep::Kind::Join) {
       bool fork = s.kind == PlanStep::Kind::Fork;
       if (forked == fork)
         return bad(fork ? "a fork before the join of the previous one" : "a join without a fork");
       forked = fork;
+      used = {};
       continue;
     }
     if (s.side && !forked)
-      return bad("a side-stream step (" + (s.kernel.empty() ? s.weight : s.kernel) +
-                 ") outside a fork and its join");
+      return bad("a side-stream step (" + stepName(s) + ") outside a fork and its join");
+    for (const PlanArg &a : s.args) {
+      if (!forked || (a.kind != PlanArg::Kind::Buffer && a.kind != PlanArg::Kind::Input))
+        continue;
+      auto it = named.find(a.name);
+      int64_t lo = a.column,
+              hi = a.width ? a.column + a.width : (it == named.end() ? 1 : it->second->width);
+      for (auto [begin, end] : used[!s.side][a.name])
+        if (lo < end && begin < hi)
+          return bad("between a fork and its join, both streams use " + a.name + " (" +
+                     stepName(s) + " on the " + (s.side ? "side" : "main") + " stream)");
+      used[s.side][a.name].push_back({lo, hi});
+    }
     for (const PlanArg &a : s.args)
       if (Status status = checkArg(a); !status.ok())
         return status;

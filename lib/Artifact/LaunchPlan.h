@@ -62,7 +62,9 @@ struct PlanArg {
 /// the main stream waits for the side stream. Steps marked `side` lie
 /// between a Fork and its Join (LaunchPlan::check). Between the two, no
 /// buffer that one stream writes is read or written by the other (the
-/// compiler frees no buffer for reuse before the Join).
+/// compiler frees no buffer for reuse before the Join). A step whose
+/// parameter side_stream is 0 runs every step on the main stream, in plan
+/// order (forks and joins do nothing).
 struct PlanStep {
   enum class Kind { Kernel, Gemm, Fork, Join };
   Kind kind = Kind::Kernel;
@@ -103,10 +105,12 @@ constexpr int64_t kMinPrefillSplitKeyTiles = 8;
 /// sees over `splits` blocks per head, chosen per step (splitsFor): many
 /// where a step has few tokens (one token alone would leave most SMs idle),
 /// few where it has many (each split costs a partial result to write and
-/// merge), and none shorter than kMinDecodeSplitKeys keys. Measured at 16
-/// warps per block (bench/RESULTS.md): one token at 512 keys 314 -> 319
-/// tokens/s and at 8064 keys 210 -> 248 with 8 splits instead of 4; 64
-/// tokens at 512 keys 4628 -> 3781.
+/// merge), and none shorter than kMinDecodeSplitKeys keys of the token that
+/// sees the most (the others' splits may be shorter, or empty). Measured
+/// against a constant 4 splits (bench/RESULTS.md, fp8 Command R7B on an
+/// H200, tokens/s): one token at 8064 keys 216.0 -> 247.5 (16 splits), 64
+/// tokens at 512 keys 4628 -> 5608 (1 split), one token at 512 keys
+/// unchanged (8 splits).
 constexpr int64_t kMaxDecodeSplits = 16;
 constexpr int64_t kDecodeSplitTokens = 16; // splits = kDecodeSplitTokens / tokens
 constexpr int64_t kMinDecodeSplitKeys = 64;
@@ -114,6 +118,15 @@ constexpr int64_t kMinDecodeSplitKeys = 64;
 /// `maxKeys` keys: kDecodeSplitTokens / tokens rounded down to a power of two,
 /// at most maxKeys / kMinDecodeSplitKeys, in [1, kMaxDecodeSplits].
 int64_t splitsFor(int64_t tokens, int64_t maxKeys);
+
+/// Steps of at most this many tokens run the plan's side-stream steps on the
+/// side stream (step parameter side_stream). Measured on an H200 (Command
+/// R7B shapes, bench/RESULTS.md): the side stream gains in steps of 1 to 128
+/// tokens (fp8 decode at batch 1 +12%, prefill of 128 tokens 14-22%), but
+/// prefill of 2048 and 8191 tokens in bf16 lost 2-4% (its GEMMs and prefill
+/// attention already fill the GPU; run together they contend). Between 128
+/// and 2048 tokens it was not measured.
+constexpr int64_t kSideStreamMaxTokens = 128;
 
 /// A step is a decode step when it has one generated token per sequence
 /// and wants every token's logits.
@@ -142,7 +155,9 @@ bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t ro
 ///   any other step, else 0 (linear layers of one token are matrix-vector
 ///   kernels, the others GEMMs);
 ///   greedy_rows: rows when `greedyOnly` (the caller wants each logits
-///   row's greedy token, not the row: StepInput::greedyOnly), else 0.
+///   row's greedy token, not the row: StepInput::greedyOnly), else 0;
+///   side_stream: 1 when tokens <= kSideStreamMaxTokens (the plan's side
+///   steps run on the side stream), else 0 (every step on the main one).
 /// A kernel for one kind of token is launched over decode_tokens or
 /// prefill_blocks (zero blocks: not launched) and skips the other kind.
 std::map<std::string, int64_t> stepParams(int64_t tokens, int64_t generated, int64_t rows,
@@ -163,7 +178,8 @@ struct LaunchPlan {
   /// > 0, views inside them), weights (in `weights`; a GEMM's [n, k] weight
   /// and its n scales inside the weights), step inputs, kernel grids
   /// (grid_y in [1, 65535], block_x in [1, 1024]), forks and joins (paired,
-  /// not nested, side steps between them). Errors name `source` and the
+  /// not nested, side steps between them, no buffer column or step input
+  /// named by both streams between them). Errors name `source` and the
   /// entry.
   Status check(const WeightLayout &weights, const std::string &source) const;
 };

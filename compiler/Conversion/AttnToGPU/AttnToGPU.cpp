@@ -155,8 +155,8 @@ struct SideBranch {
 };
 
 /// The side branches of `body`: from each SwiGLU (or SwiGLU + quantization)
-/// on, the ops that read the branch and otherwise only values computed
-/// before the fork (the down projection); the fork follows the op whose
+/// on, the linear layers that read the branch and otherwise only values
+/// computed before the fork (the down projection); the fork follows the op whose
 /// steps compute the SwiGLU's inputs (`emittedAt`: where a value's steps
 /// are recorded, the first of a merged GEMM's layers for all of them), the
 /// join precedes the first op that reads the branch and a value computed
@@ -190,7 +190,10 @@ std::vector<SideBranch> sideBranches(Block &body,
     branch.ops.insert(&op);
     for (Operation *next = op.getNextNode(); next && !branch.joinBefore;
          next = next->getNextNode()) {
-      bool readsBranch = false, inBranch = !emittedAt.count(next);
+      // Only linear layers join the branch: an op with effects beyond its
+      // results (attention's KV append, logits) stays on the main stream.
+      bool readsBranch = false,
+           inBranch = isa<attn::LinearOp, attn::FP8LinearOp>(next) && !emittedAt.count(next);
       for (Value v : next->getOperands()) {
         readsBranch |= values.contains(v);
         inBranch &= values.contains(v) || readyAt(v) <= fork;
@@ -307,12 +310,11 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
       merged[op] = first;
     mergedAt[first] = std::move(group);
   }
-  DenseMap<Operation *, const SideBranch *> forkAfter, joinBefore, onSideStream;
-  std::vector<SideBranch> branches = sideBranches(body, merged);
-  for (const SideBranch &branch : branches) {
-    forkAfter[branch.forkAfter] = joinBefore[branch.joinBefore] = &branch;
-    for (Operation *op : branch.ops)
-      onSideStream[op] = &branch;
+  DenseSet<Operation *> forkAfter, joinBefore, onSideStream;
+  for (const SideBranch &branch : sideBranches(body, merged)) {
+    forkAfter.insert(branch.forkAfter);
+    joinBefore.insert(branch.joinBefore);
+    onSideStream.insert(branch.ops.begin(), branch.ops.end());
   }
   // The GEMM of one linear layer, or of a merged group (layout order): its
   // output is the result's buffer, or one buffer the results are column

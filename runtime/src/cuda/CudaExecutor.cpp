@@ -148,7 +148,8 @@ Status CudaExecutor::ensure(DeviceArray &array, size_t bytes) {
   if (bytes <= array.bytes)
     return Status::success();
   if (array.ptr) {
-    COHERE2C_CHECK(api_->cuStreamSynchronize(stream_));
+    for (CUstream stream : {stream_, sideStream_})
+      COHERE2C_CHECK(api_->cuStreamSynchronize(stream));
     COHERE2C_CHECK(api_->cuMemFree(array.ptr));
     array = {};
     ++generation_; // captured graphs may hold the old address
@@ -171,8 +172,8 @@ Status CudaExecutor::upload(DeviceArray &array, const void *data, size_t bytes) 
 
 // c[m, n] = alpha * a[m, k] @ w[n, k]^T, row-major; in cuBLASLt's column-major
 // terms D (n x m) = alpha * W^T (n x k) * A (k x m).
-Status CudaExecutor::gemm(const PlanStep &step, CUdeviceptr a, CUdeviceptr c,
-                          int64_t m, CUdeviceptr aScales) {
+Status CudaExecutor::gemm(const PlanStep &step, CUstream stream, CUdeviceptr a,
+                          CUdeviceptr c, int64_t m, CUdeviceptr aScales) {
   // Names and sizes were checked on load (LaunchPlan::check).
   const WeightEntry *w = manifest_->weights.find(step.weight);
   bool fp8 = !step.weightScale.empty();
@@ -225,8 +226,8 @@ Status CudaExecutor::gemm(const PlanStep &step, CUdeviceptr a, CUdeviceptr c,
   COHERE2C_CHECK(api_->cublasLtMatmul(
       cublas_, desc, &alpha, (void *)(weights_.ptr + w->offset), wLayout, (void *)a,
       aLayout, &beta, (void *)c, cLayout, (void *)c, cLayout, &found->second,
-      (void *)(step.side ? sideWorkspace_ : workspace_).ptr, kWorkspaceBytes,
-      step.side ? sideStream_ : stream_));
+      (void *)(stream == sideStream_ ? sideWorkspace_ : workspace_).ptr, kWorkspaceBytes,
+      stream));
   api_->cublasLtMatrixLayoutDestroy(wLayout);
   api_->cublasLtMatrixLayoutDestroy(aLayout);
   api_->cublasLtMatrixLayoutDestroy(cLayout);
@@ -371,24 +372,39 @@ Status CudaExecutor::enqueueSteps(const std::map<std::string, int64_t> &params) 
   };
   std::vector<uint64_t> values;
   std::vector<void *> args;
+  bool sideStream = params.at("side_stream"), forked = false;
+  // A step that fails between a fork and its join joins the side stream
+  // first, so that a capture can end and the next step starts after both.
+  auto fail = [&](const Status &s) {
+    if (forked) {
+      api_->cuEventRecord(joinEvent_, sideStream_);
+      api_->cuStreamWaitEvent(stream_, joinEvent_, 0);
+    }
+    return s;
+  };
   for (const PlanStep &step : m.launchPlan.steps) {
     // Fork: the side stream waits for the main one's work so far; join: the
     // reverse (each event waited on right after it is recorded, so one event
-    // serves every fork, one every join).
+    // serves every fork, one every join). Without the side stream, every
+    // step runs on the main one in plan order.
+    CUstream stream = sideStream && step.side ? sideStream_ : stream_;
     if (step.kind == PlanStep::Kind::Fork || step.kind == PlanStep::Kind::Join) {
+      if (!sideStream)
+        continue;
       bool fork = step.kind == PlanStep::Kind::Fork;
       CUevent event = fork ? forkEvent_ : joinEvent_;
       COHERE2C_CHECK(api_->cuEventRecord(event, fork ? stream_ : sideStream_));
       COHERE2C_CHECK(api_->cuStreamWaitEvent(fork ? sideStream_ : stream_, event, 0));
+      forked = fork;
       continue;
     }
     if (step.kind == PlanStep::Kind::Gemm) {
       if (params.at(step.mParam) == 0)
         continue; // e.g. no logits wanted from a prefill chunk
-      Status s = gemm(step, pointer(step.args[0]), pointer(step.args[1]), params.at(step.mParam),
-                      step.args.size() > 2 ? pointer(step.args[2]) : 0);
+      Status s = gemm(step, stream, pointer(step.args[0]), pointer(step.args[1]),
+                      params.at(step.mParam), step.args.size() > 2 ? pointer(step.args[2]) : 0);
       if (!s.ok())
-        return s;
+        return fail(s);
       continue;
     }
     values.assign(step.args.size(), 0);
@@ -417,14 +433,14 @@ Status CudaExecutor::enqueueSteps(const std::map<std::string, int64_t> &params) 
     config.blockDimX = (unsigned)step.blockX;
     config.blockDimY = 1;
     config.blockDimZ = 1;
-    config.hStream = step.side ? sideStream_ : stream_;
+    config.hStream = stream;
     config.attrs = &early;
     config.numAttrs = 1;
     Status launched = api_->check(
         api_->cuLaunchKernelEx(&config, kernels_[step.kernel], args.data(), nullptr),
         "cuLaunchKernelEx");
     if (!launched.ok())
-      return Status::error(launched.message() + " (" + step.kernel + ")");
+      return fail(Status::error(launched.message() + " (" + step.kernel + ")"));
   }
   return Status::success();
 }

@@ -56,9 +56,9 @@ private:
   /// (tokens, table widths) and replayed after.
   Status launchGraph(const std::map<std::string, int64_t> &params);
   void destroyGraphs();
-  /// One GEMM of the plan, on its step's stream; `aScales` are a's
-  /// per-token scales (FP8 only).
-  Status gemm(const PlanStep &step, CUdeviceptr a, CUdeviceptr c, int64_t m,
+  /// One GEMM of the plan on `stream` (with that stream's workspace);
+  /// `aScales` are a's per-token scales (FP8 only).
+  Status gemm(const PlanStep &step, CUstream stream, CUdeviceptr a, CUdeviceptr c, int64_t m,
               CUdeviceptr aScales);
 
   std::unique_ptr<CudaApi> api_;

@@ -77,9 +77,10 @@ TEST(ManifestTest, RejectsBadWeightsId) {
                                        "empty or 32 lowercase hex digits");
 }
 
-TEST(ManifestTest, RejectsFormatVersion4) {
-  // Version 4 kernels did not wait for the launch before them, so launching
-  // them early would race; version 3 plans had no per-token kinds.
+TEST(ManifestTest, RejectsAnOlderFormatVersion) {
+  // Version 5 plans had one stream; version 4 kernels did not wait for the
+  // launch before them, so launching them early would race; version 3 plans
+  // had no per-token kinds.
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
   m.weights = WeightLayout::forModel(m.config, DType::F32);
   std::string text = m.toJson();
@@ -181,7 +182,7 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
   const std::string fork = R"({"kind":"fork","args":[]})", join = R"({"kind":"join","args":[]})";
   std::string side = kernel(arg("buffer", "b0"));
   side.replace(side.find(R"("kernel":)"), 0, R"("side":true,)");
-  EXPECT_EQ(plan(fork + "," + side + "," + kernel(arg("buffer", "b0")) + "," + join), "ok");
+  EXPECT_EQ(plan(fork + "," + side + "," + kernel(arg("buffer", "h")) + "," + join), "ok");
   EXPECT_EQ(plan(side), "x.so: launch plan: a side-stream step (k) outside a fork and its join");
   EXPECT_EQ(plan(fork + "," + join + "," + side),
             "x.so: launch plan: a side-stream step (k) outside a fork and its join");
@@ -189,6 +190,22 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
   EXPECT_EQ(plan(fork + "," + fork + "," + join),
             "x.so: launch plan: a fork before the join of the previous one");
   EXPECT_EQ(plan(join), "x.so: launch plan: a join without a fork");
+  // Between the fork and the join the streams share no buffer column or
+  // step input (a race on the GPU); before and after, they may.
+  EXPECT_EQ(plan(fork + "," + side + "," + kernel(arg("buffer", "b0")) + "," + join),
+            "x.so: launch plan: between a fork and its join, both streams use b0 (k on the main "
+            "stream)");
+  EXPECT_EQ(plan(fork + "," + side + "," + kernel(arg("buffer", "b0", 4, 4)) + "," + join),
+            "x.so: launch plan: between a fork and its join, both streams use b0 (k on the main "
+            "stream)");
+  std::string sideColumns = kernel(arg("buffer", "b0", 0, 4) + "," + arg("input", "positions"));
+  sideColumns.replace(sideColumns.find(R"("kernel":)"), 0, R"("side":true,)");
+  EXPECT_EQ(plan(kernel(arg("buffer", "b0")) + "," + fork + "," + sideColumns + "," +
+                 kernel(arg("buffer", "b0", 4, 4)) + "," + join + "," + kernel(arg("buffer", "b0"))),
+            "ok");
+  EXPECT_EQ(plan(fork + "," + sideColumns + "," + kernel(arg("input", "positions")) + "," + join),
+            "x.so: launch plan: between a fork and its join, both streams use positions (k on "
+            "the main stream)");
   EXPECT_NE(plan(gemm(1 << 30, "h")).find("reaches past the weights"), std::string::npos);
   EXPECT_EQ(plan(gemm(m.config.vocabSize, "b0")),
             "x.so: launch plan: the GEMM of model.embed_tokens.weight: its input a must be a "
@@ -261,6 +278,11 @@ TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
   EXPECT_TRUE(isDecodeStep(4, 4, 4, 4));
   EXPECT_FALSE(isDecodeStep(4, 3, 4, 4)); // a prompt token among them
   EXPECT_FALSE(isDecodeStep(4, 4, 4, 3)); // a token wanting no logits
+  // The side stream in steps of at most kSideStreamMaxTokens tokens.
+  EXPECT_EQ(stepParams(kSideStreamMaxTokens, 0, 1, 16, 2, 3, 200, 0, false).at("side_stream"), 1);
+  EXPECT_EQ(stepParams(kSideStreamMaxTokens + 1, 0, 1, 16, 2, 3, 200, 0, false).at("side_stream"),
+            0);
+  EXPECT_EQ(decode.at("side_stream"), 1);
 }
 
 } // namespace

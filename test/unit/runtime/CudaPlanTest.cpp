@@ -261,7 +261,9 @@ TEST_P(CudaPlanFP8Test, OneTokenStepsMatchWholePromptSteps) {
 // (its attention chain). The interpreter runs them side first or main
 // first; a buffer that one stream writes and the other touches makes the
 // two orders differ. tiny-cohere2 in every precision, a teacher-forced
-// prompt: the orders must agree bit for bit.
+// prompt and a generating one: the orders must agree bit for bit. (Two
+// streams that each write and then read back the same buffer agree in both
+// orders; LaunchPlan::check refuses such plans.)
 // The same plan with its first join moved after the step that follows it
 // (the residual sum, which reads the side stream's down projection) must
 // not (whole prompt), or the comparison could not see a race.
@@ -280,15 +282,29 @@ TEST(CudaPlanStreamsTest, StreamOrderDoesNotChangeTheLogits) {
     std::iter_swap(join, join + 1);
     const std::string &name = model->prompts.begin()->first;
     EngineOptions options = interpreterOptions();
+    // The teacher-forced prompt, and the prompt generating 4 tokens (decode
+    // steps: the split attention kernel, the plan a CUDA graph replays),
+    // batched; their logits one after the other.
+    Request generate;
+    generate.id = "generate";
+    generate.promptIds = model->prompts.at(name);
+    generate.maxNewTokens = 4;
+    generate.recordLogits = true;
     auto logits = [&](const Manifest &m, bool sideFirst, int64_t chunk) {
+      std::vector<float> all;
       PlanInterpreter interpreter(m, *model->weights, options.numBlocks, options.blockSize);
       interpreter.setSideStreamFirst(sideFirst);
       options.prefillChunk = chunk;
       auto engine = Engine::create(interpreter, m, options);
       EXPECT_TRUE(engine.ok()) << engine.status().message();
-      auto results = (*engine)->run({model->teacherForced(name)});
+      if (!engine.ok())
+        return all;
+      auto results = (*engine)->run({model->teacherForced(name), generate});
       EXPECT_TRUE(results.ok()) << results.status().message();
-      return results.ok() ? results->front().logits : std::vector<float>();
+      if (results.ok())
+        for (const RequestResult &r : *results)
+          all.insert(all.end(), r.logits.begin(), r.logits.end());
+      return all;
     };
     // Logits that differ between the orders (NaN differs); -1: no logits.
     auto differ = [&](const Manifest &m, int64_t chunk) -> int64_t {

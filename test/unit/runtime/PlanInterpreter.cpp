@@ -567,21 +567,24 @@ Status PlanInterpreter::run(const StepInput &in, StepOutput &output) {
     else
       kernel(step, params_.at(step.gridXParam));
   };
+  bool sideStream = params_.at("side_stream");
   for (size_t i = 0; i < steps.size() && error_.empty(); ++i) {
-    if (steps[i].kind != PlanStep::Kind::Fork) {
-      execute(steps[i]);
+    bool fork = steps[i].kind == PlanStep::Kind::Fork, join = steps[i].kind == PlanStep::Kind::Join;
+    if (!fork || !sideStream) { // without the side stream: plan order
+      if (!fork && !join)
+        execute(steps[i]);
       continue;
     }
     // The region up to the join (LaunchPlan::check pairs them): one
     // stream's steps, then the other's.
-    size_t join = i + 1;
-    while (join < steps.size() && steps[join].kind != PlanStep::Kind::Join)
-      ++join;
+    size_t end = i + 1;
+    while (end < steps.size() && steps[end].kind != PlanStep::Kind::Join)
+      ++end;
     for (bool side : {sideStreamFirst_, !sideStreamFirst_})
-      for (size_t j = i + 1; j < join && error_.empty(); ++j)
+      for (size_t j = i + 1; j < end && error_.empty(); ++j)
         if (steps[j].side == side)
           execute(steps[j]);
-    i = join;
+    i = end;
   }
   if (!error_.empty())
     return Status::error(error_);

@@ -6,7 +6,8 @@
 // the kernels do, GEMMs accumulated in double), so that CI, which has no
 // GPU, checks what the compiler recorded: the kernels chosen, their
 // arguments, the buffers and their reuse. It does not check the PTX.
-// Between a fork and its join it runs one stream's steps, then the other's
+// Between a fork and its join (in steps with the side stream: step
+// parameter side_stream) it runs one stream's steps, then the other's
 // (the side stream first unless told otherwise): two orders the GPU may
 // take, which give the same results only if neither stream touches what
 // the other writes.
