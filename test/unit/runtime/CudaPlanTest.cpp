@@ -181,13 +181,19 @@ std::pair<int64_t, int64_t> compareLongRequestWithHostTarget(int64_t length, int
   auto executor = HostExecutor::create(*host->artifact, *host->weights, {numBlocks, numBlocks},
                                        blockSize);
   EXPECT_TRUE(executor.ok()) << executor.status().message();
+  if (!executor.ok())
+    return {0, 0};
   auto hostEngine = Engine::create(**executor, host->artifact->manifest(), options);
   EXPECT_TRUE(hostEngine.ok()) << hostEngine.status().message();
+  if (!hostEngine.ok())
+    return {0, 0};
   auto expected = (*hostEngine)->run({r});
   EXPECT_TRUE(expected.ok()) << expected.status().message();
   PlanInterpreter interpreter(cuda->artifact->manifest(), *cuda->weights, numBlocks, blockSize);
   auto engine = Engine::create(interpreter, cuda->artifact->manifest(), options);
   EXPECT_TRUE(engine.ok()) << engine.status().message();
+  if (!engine.ok())
+    return {0, 0};
   auto results = (*engine)->run({r});
   EXPECT_TRUE(results.ok()) << results.status().message();
   if (!expected.ok() || !results.ok())
