@@ -227,6 +227,15 @@ TEST(CudaPlanLongContextTest, DecodeSplitsMatchTheHostTarget) {
   EXPECT_EQ(compareLongRequestWithHostTarget(600, 4, /*prefillChunk=*/0, 48).second, 8);
 }
 
+/// Positions where two logits vectors of one size differ (NaN differs from
+/// everything).
+int64_t differingLogits(const std::vector<float> &a, const std::vector<float> &b) {
+  int64_t n = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    n += !(a[i] == b[i]);
+  return n;
+}
+
 // fp8-rowwise (no float64 reference applies: see the top of the file): a
 // teacher-forced prompt one token per step (the FP8 matrix-vector kernels,
 // their scales) against the whole prompt in one step (FP8 GEMMs). The
@@ -255,10 +264,7 @@ TEST_P(CudaPlanFP8Test, OneTokenStepsMatchWholePromptSteps) {
     }
     ASSERT_EQ(logits[0].size(), logits[1].size());
     ASSERT_FALSE(logits[0].empty());
-    int64_t differ = 0;
-    for (size_t i = 0; i < logits[0].size(); ++i)
-      differ += !(logits[0][i] == logits[1][i]); // NaN differs
-    EXPECT_EQ(differ, 0) << "of " << logits[0].size() << " logits";
+    EXPECT_EQ(differingLogits(logits[0], logits[1]), 0) << "of " << logits[0].size() << " logits";
   }
 }
 
@@ -312,15 +318,12 @@ TEST(CudaPlanStreamsTest, StreamOrderDoesNotChangeTheLogits) {
           all.insert(all.end(), r.logits.begin(), r.logits.end());
       return all;
     };
-    // Logits that differ between the orders (NaN differs); -1: no logits.
+    // Logits that differ between the orders; -1: no logits.
     auto differ = [&](const Manifest &m, int64_t chunk) -> int64_t {
       std::vector<float> a = logits(m, true, chunk), b = logits(m, false, chunk);
       if (a.empty() || a.size() != b.size())
         return -1;
-      int64_t n = 0;
-      for (size_t i = 0; i < a.size(); ++i)
-        n += !(a[i] == b[i]);
-      return n;
+      return differingLogits(a, b);
     };
     // Whole prompt (GEMMs); one token per step (matrix-vector kernels) in
     // fp8, whose one-token plan differs most (the interpreter's slowest).
