@@ -4,9 +4,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-packages=(cmake ninja-build g++ python3
+packages=(cmake ninja-build g++ python3 nodejs curl
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-          nlohmann-json3-dev libgtest-dev libcli11-dev libxxhash-dev)
+          nlohmann-json3-dev libgtest-dev libcli11-dev libxxhash-dev
+          libutf8proc-dev libpcre2-dev libbenchmark-dev libboost-dev python3-jinja2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -26,6 +27,9 @@ if [ ! -x "$cuda/bin/ptxas" ] || [ ! -f "$cuda/include/cublasLt.h" ]; then
   echo "setup: the CUDA 13 toolkit is required (ptxas, cuda.h, cublasLt.h); none at $cuda (set CUDA_HOME)" >&2
   exit 1
 fi
+
+# The official OpenAI client, for the server's tests (test/serve).
+(cd "$root/test/serve" && npm ci --no-audit --no-fund --loglevel=error)
 
 cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$root/build"

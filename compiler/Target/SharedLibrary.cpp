@@ -25,8 +25,9 @@ namespace {
 void addExportedInteger(ModuleOp module, llvm::StringRef name, int64_t value) {
   OpBuilder b(module.getContext());
   b.setInsertionPointToStart(module.getBody());
-  LLVM::GlobalOp::create(b, module.getLoc(), b.getI64Type(), /*isConstant=*/true,
-                         LLVM::Linkage::External, name, b.getI64IntegerAttr(value));
+  LLVM::GlobalOp::create(b, module.getLoc(), b.getI64Type(),
+                         /*isConstant=*/true, LLVM::Linkage::External, name,
+                         b.getI64IntegerAttr(value));
 }
 
 void addManifest(ModuleOp module, llvm::StringRef json) {
@@ -64,9 +65,22 @@ void mlir::cohere2c::addExportedBytes(ModuleOp module, llvm::StringRef name,
   addExportedInteger(module, (name + "_size").str(), bytes.size());
 }
 
+void mlir::cohere2c::addTextFiles(ModuleOp module,
+                                  const ::cohere2c::TextFiles &files) {
+  for (auto [name, bytes] :
+       {std::pair{::cohere2c::kTokenizerJsonSymbol, &files.tokenizerJson},
+        std::pair{::cohere2c::kTokenizerConfigSymbol,
+                  &files.tokenizerConfigJson},
+        std::pair{::cohere2c::kChatTemplateSymbol, &files.chatTemplate},
+        std::pair{::cohere2c::kGenerationConfigSymbol,
+                  &files.generationConfigJson}})
+    if (!bytes->empty())
+      addExportedBytes(module, name, *bytes);
+}
+
 llvm::Error mlir::cohere2c::writeSharedLibrary(ModuleOp module,
-                                             llvm::StringRef manifestJson,
-                                             llvm::StringRef outputPath) {
+                                               llvm::StringRef manifestJson,
+                                               llvm::StringRef outputPath) {
   addManifest(module, manifestJson);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
@@ -79,10 +93,11 @@ llvm::Error mlir::cohere2c::writeSharedLibrary(ModuleOp module,
 
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
-    return llvm::createStringError("no LLVM target for " + triple.str() +
-                                   ": " + error);
+    return llvm::createStringError("no LLVM target for " + triple.str() + ": " +
+                                   error);
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, "x86-64", "", llvm::TargetOptions(), llvm::Reloc::PIC_));
   llvmModule->setDataLayout(machine->createDataLayout());
@@ -112,14 +127,13 @@ llvm::Error mlir::cohere2c::writeSharedLibrary(ModuleOp module,
   if (!cc)
     return llvm::createStringError(
         "linking the artifact needs a C compiler driver 'cc' on PATH");
-  llvm::SmallVector<llvm::StringRef> args = {*cc, "-shared", "-o", outputPath,
-                                             objectPath, "-lm"};
+  llvm::SmallVector<llvm::StringRef> args = {*cc,        "-shared",  "-o",
+                                             outputPath, objectPath, "-lm"};
   std::string linkError;
-  int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0,
-                                     &linkError);
+  int rc =
+      llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &linkError);
   if (rc != 0)
-    return llvm::createStringError("linking " + outputPath.str() +
-                                   " failed (" + std::to_string(rc) + ") " +
-                                   linkError);
+    return llvm::createStringError("linking " + outputPath.str() + " failed (" +
+                                   std::to_string(rc) + ") " + linkError);
   return llvm::Error::success();
 }

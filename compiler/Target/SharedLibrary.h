@@ -3,6 +3,7 @@
 #define COHERE2C_TARGET_SHAREDLIBRARY_H
 
 #include "Artifact/Manifest.h"
+#include "Artifact/TextFiles.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
 
@@ -13,6 +14,10 @@ namespace mlir::cohere2c {
 void addExportedBytes(ModuleOp module, llvm::StringRef name,
                       llvm::StringRef bytes);
 
+/// Adds the checkpoint's text files, each as its exported byte array
+/// (Artifact/TextFiles.h); files the checkpoint lacks add nothing.
+void addTextFiles(ModuleOp module, const ::cohere2c::TextFiles &files);
+
 /// Adds `manifestJson` as the exported constant `cohere2c_manifest` (and
 /// its digest, `cohere2c_manifest_digest`: Artifact/Manifest.h),
 /// translates `module` (LLVM dialect only) to LLVM IR, optimizes it at O3 for
@@ -20,7 +25,7 @@ void addExportedBytes(ModuleOp module, llvm::StringRef name,
 /// writes an object file and links it with the system C compiler
 /// (`cc -shared ... -lm`) into `outputPath`. Errors name the step that failed.
 llvm::Error writeSharedLibrary(ModuleOp module, llvm::StringRef manifestJson,
-                             llvm::StringRef outputPath);
+                               llvm::StringRef outputPath);
 
 } // namespace mlir::cohere2c
 

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Artifact/Manifest.h"
+#include "Artifact/TextFiles.h"
 #include "Artifact/WeightPacking.h"
 #include "Artifact/WeightsFile.h"
 #include "Frontend/ModelToAttn.h"
@@ -19,6 +20,7 @@
 #include "Pipelines/Pipelines.h"
 #include "Target/SharedLibrary.h"
 #include "cohere2c/Dialect/Attn/IR/Attn.h"
+#include "text/TextCheck.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -45,8 +47,9 @@ cl::OptionCategory toolOptions("cohere2c-compile options");
 cl::opt<std::string> modelPath(cl::Positional, cl::Optional,
                                cl::desc("<checkpoint folder or config.json>"),
                                cl::cat(toolOptions));
-cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' for stdout, "
-                                              "the default for text output)"),
+cl::opt<std::string> outputPath("o",
+                                cl::desc("Output file ('-' for stdout, "
+                                         "the default for text output)"),
                                 cl::value_desc("file"), cl::init("-"),
                                 cl::cat(toolOptions));
 enum class Emit { Attn, LLVM, PTX, Plan, Library };
@@ -55,18 +58,20 @@ cl::opt<Emit> emit(
     cl::values(clEnumValN(Emit::Attn, "attn", "the attn dialect module"),
                clEnumValN(Emit::LLVM, "llvm",
                           "host: the module lowered to the LLVM dialect"),
-               clEnumValN(Emit::PTX, "ptx", "cuda: the kernels' PTX for sm_90a"),
+               clEnumValN(Emit::PTX, "ptx",
+                          "cuda: the kernels' PTX for sm_90a"),
                clEnumValN(Emit::Plan, "plan", "cuda: the launch plan (JSON)"),
                clEnumValN(Emit::Library, "lib",
                           "the shared library OUT.so (and OUT.weights)")),
     cl::init(Emit::Library), cl::cat(toolOptions));
-cl::opt<std::string> target("target",
-                            cl::desc("Code target: cuda (sm_90a) or host (CPU)"),
-                            cl::init("cuda"), cl::cat(toolOptions));
-cl::opt<std::string> precision(
-    "precision", cl::desc("f32, bf16 (cuda) or fp8-rowwise (default: bf16 for "
-                          "cuda, f32 for host)"),
-    cl::cat(toolOptions));
+cl::opt<std::string>
+    target("target", cl::desc("Code target: cuda (sm_90a) or host (CPU)"),
+           cl::init("cuda"), cl::cat(toolOptions));
+cl::opt<std::string>
+    precision("precision",
+              cl::desc("f32, bf16 (cuda) or fp8-rowwise (default: bf16 for "
+                       "cuda, f32 for host)"),
+              cl::cat(toolOptions));
 
 int fail(const Twine &message) {
   WithColor::error(errs(), "cohere2c-compile") << message << "\n";
@@ -84,8 +89,9 @@ std::string weightsPathFor(StringRef libraryPath) {
 /// buffer that replaces `path` only when committed (a temporary file until
 /// then, removed if it never is).
 Expected<std::unique_ptr<FileOutputBuffer>>
-packWeightsFile(const ::cohere2c::Checkpoint &checkpoint, const ::cohere2c::WeightLayout &layout,
-                StringRef id, StringRef source, StringRef path) {
+packWeightsFile(const ::cohere2c::Checkpoint &checkpoint,
+                const ::cohere2c::WeightLayout &layout, StringRef id,
+                StringRef source, StringRef path) {
   Expected<std::unique_ptr<FileOutputBuffer>> buffer = FileOutputBuffer::create(
       path, ::cohere2c::kWeightsHeaderBytes + layout.totalBytes);
   if (!buffer)
@@ -111,23 +117,26 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(
       argc, argv,
-      "cohere2c-compile: Cohere2ForCausalLM -> attn dialect -> shared library\n\n"
+      "cohere2c-compile: Cohere2ForCausalLM -> attn dialect -> shared "
+      "library\n\n"
       "  cohere2c-compile command-r7b.config.json --emit attn\n"
       "  cohere2c-compile tiny-cohere2/ -o tiny.so --target host\n");
 
   if (modelPath.empty())
     return fail("no checkpoint folder or config.json given (see --help)");
   if (target != "host" && target != "cuda")
-    return fail("--target: unknown target '" + target + "', expected cuda or host");
+    return fail("--target: unknown target '" + target +
+                "', expected cuda or host");
   bool cuda = target == "cuda";
   if (precision.empty())
     precision = cuda ? "bf16" : "f32";
-  if ((emit == Emit::LLVM && cuda) || ((emit == Emit::PTX || emit == Emit::Plan) && !cuda))
-    return fail("--emit: that output is not made for the " + target + " target");
+  if ((emit == Emit::LLVM && cuda) ||
+      ((emit == Emit::PTX || emit == Emit::Plan) && !cuda))
+    return fail("--emit: that output is not made for the " + target +
+                " target");
   bool isFolder = sys::fs::is_directory(modelPath);
-  std::string configPath = isFolder
-                               ? (Twine(modelPath) + "/config.json").str()
-                               : std::string(modelPath);
+  std::string configPath = isFolder ? (Twine(modelPath) + "/config.json").str()
+                                    : std::string(modelPath);
   auto config = ::cohere2c::ModelConfig::fromFile(configPath);
   if (!config.ok())
     return fail(config.status().message());
@@ -142,6 +151,19 @@ int main(int argc, char **argv) {
       return fail(tensors.message());
     checkpoint = std::move(*opened);
   }
+  // The tokenizer, chat template and generation config travel in the
+  // artifact; a malformed one fails now.
+  ::cohere2c::TextFiles textFiles;
+  if (isFolder) {
+    auto read = ::cohere2c::TextFiles::readCheckpoint(modelPath);
+    if (!read.ok())
+      return fail(read.status().message());
+    ::cohere2c::Status loads =
+        ::cohere2c::text::checkTextFiles(*read, modelPath);
+    if (!loads.ok())
+      return fail(loads.message());
+    textFiles = std::move(*read);
+  }
   // An output the compiler could not write fails now, not after lowering.
   if (outputPath.empty())
     return fail("-o: an empty path");
@@ -155,7 +177,8 @@ int main(int argc, char **argv) {
     if (!sys::fs::is_directory(folder))
       return fail("-o " + outputPath + ": no folder " + std::string(folder));
     if (sys::fs::access(folder, sys::fs::AccessMode::Write))
-      return fail("-o " + outputPath + ": cannot write in " + std::string(folder));
+      return fail("-o " + outputPath + ": cannot write in " +
+                  std::string(folder));
   }
   // Never write over an input: -o ck/model.safetensors would destroy it.
   std::string weightsPath = weightsPathFor(outputPath);
@@ -192,7 +215,8 @@ int main(int argc, char **argv) {
   registry.insert<mlir::cohere2c::attn::AttnDialect>();
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  auto module = mlir::cohere2c::buildAttnModule(context, *config, manifest.weights);
+  auto module =
+      mlir::cohere2c::buildAttnModule(context, *config, manifest.weights);
   if (failed(mlir::verify(*module)))
     return fail("internal error: the attn module does not verify");
 
@@ -227,15 +251,18 @@ int main(int argc, char **argv) {
       return writeText(kernels->ptx);
     if (emit == Emit::Plan)
       return writeText(kernels->launchPlan);
-    auto plan = ::cohere2c::LaunchPlan::parse(kernels->launchPlan, "launch plan");
+    auto plan =
+        ::cohere2c::LaunchPlan::parse(kernels->launchPlan, "launch plan");
     if (!plan.ok())
       return fail("internal error: " + plan.status().message());
     manifest.launchPlan = std::move(*plan);
     // The artifact holds the kernel images, the PTX kept as the fallback the
     // driver can compile for another device.
     library = mlir::ModuleOp::create(module->getLoc());
-    mlir::cohere2c::addExportedBytes(*library, "cohere2c_cubin", kernels->cubin);
-    mlir::cohere2c::addExportedBytes(*library, "cohere2c_ptx", kernels->ptx + '\0');
+    mlir::cohere2c::addExportedBytes(*library, "cohere2c_cubin",
+                                     kernels->cubin);
+    mlir::cohere2c::addExportedBytes(*library, "cohere2c_ptx",
+                                     kernels->ptx + '\0');
   } else {
     if (Error e = mlir::cohere2c::lowerAttnToHostLLVM(*module))
       return fail("lowering: " + toString(std::move(e)));
@@ -252,15 +279,16 @@ int main(int argc, char **argv) {
   // linked to a temporary path, and only then are both moved into place.
   std::unique_ptr<FileOutputBuffer> weights;
   if (checkpoint) {
-    auto packed = packWeightsFile(*checkpoint, manifest.weights, manifest.weightsId,
-                                  modelPath, weightsPath);
+    auto packed = packWeightsFile(*checkpoint, manifest.weights,
+                                  manifest.weightsId, modelPath, weightsPath);
     if (!packed)
       return fail(weightsPath + ": " + toString(packed.takeError()));
     weights = std::move(*packed);
   }
+  mlir::cohere2c::addTextFiles(*library, textFiles);
   std::string partialLibrary = outputPath + ".partial";
   if (Error e = mlir::cohere2c::writeSharedLibrary(*library, manifest.toJson(),
-                                                 partialLibrary)) {
+                                                   partialLibrary)) {
     sys::fs::remove(partialLibrary);
     return fail(toString(std::move(e)));
   }

@@ -6,20 +6,23 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <map>
 
 namespace cohere2c {
 
 namespace {
 using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
 }
 } // namespace
 
 /// A request in flight (running, or waiting after a preemption).
 struct Engine::Active {
-  const Request *request = nullptr;
+  Request request;
   RequestResult result;
+  Clock::time_point submitted;
   Sampler sampler;
   /// Prompt + generated tokens: what a preempted request recomputes.
   std::vector<int32_t> tokens;
@@ -30,10 +33,14 @@ struct Engine::Active {
   int64_t computedAtAdmission = 0;
   /// Next sequence position whose logits are to be recorded.
   int64_t nextLogitsRow = 0;
+  /// Generated tokens passed to RunCallbacks::onToken.
+  size_t tokensReported = 0;
   bool finished = false;
 
-  explicit Active(const Request &r) : request(&r), sampler(r.sampling) {
+  Active(const Request &r, Ticket ticket) : request(r), sampler(r.sampling) {
     result.id = r.id;
+    result.ticket = ticket;
+    result.ttftMs = -1; // until the first token
     tokens = r.promptIds;
   }
 };
@@ -94,6 +101,12 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(Executor &executor,
   return engine;
 }
 
+Engine::Engine(Executor &executor, const Manifest &manifest,
+               EngineOptions options)
+    : executor_(executor), manifest_(manifest), options_(options) {}
+
+Engine::~Engine() = default;
+
 Status Engine::validate(const Request &r) const {
   const ModelConfig &config = manifest_.config;
   std::string who = "request " + (r.id.empty() ? std::string("(no id)") : r.id);
@@ -101,23 +114,28 @@ Status Engine::validate(const Request &r) const {
     return Status::error(who + ": the prompt is empty");
   for (size_t i = 0; i < r.promptIds.size(); ++i)
     if (r.promptIds[i] < 0 || r.promptIds[i] >= config.vocabSize)
-      return Status::error(who + ": prompt id " + std::to_string(r.promptIds[i]) +
-                           " at index " + std::to_string(i) +
-                           " is outside the vocabulary [0, " +
-                           std::to_string(config.vocabSize) + ")");
+      return Status::error(
+          who + ": prompt id " + std::to_string(r.promptIds[i]) + " at index " +
+          std::to_string(i) + " is outside the vocabulary [0, " +
+          std::to_string(config.vocabSize) + ")");
   if (r.maxNewTokens < 1)
     return Status::error(who + ": max_new_tokens must be at least 1, found " +
                          std::to_string(r.maxNewTokens));
+  if (r.topLogprobs < -1 || r.topLogprobs > kMaxTopLogprobs)
+    return Status::error(who + ": top_logprobs must be in [0, " +
+                         std::to_string(kMaxTopLogprobs) + "], found " +
+                         std::to_string(r.topLogprobs));
   // The model sees P + N - 1 positions (the last sampled token is never fed
   // back). Compared without adding: max_new_tokens may be as large as int64
   // allows.
   if (r.maxNewTokens - 1 >
       config.maxPositionEmbeddings - (int64_t)r.promptIds.size())
-    return Status::error(who + ": prompt (" + std::to_string(r.promptIds.size()) +
-                         " tokens) + max_new_tokens (" +
-                         std::to_string(r.maxNewTokens) + ") - 1 exceeds the context of " +
-                         std::to_string(config.maxPositionEmbeddings) +
-                         " tokens (max_position_embeddings)");
+    return Status::error(
+        who + ": prompt (" + std::to_string(r.promptIds.size()) +
+        " tokens) + max_new_tokens (" + std::to_string(r.maxNewTokens) +
+        ") - 1 exceeds the context of " +
+        std::to_string(config.maxPositionEmbeddings) +
+        " tokens (max_position_embeddings)");
 
   // Blocks the request needs in each group even alone, so that one that can
   // never fit is refused before any request runs. The KV of the last
@@ -161,94 +179,156 @@ int64_t Engine::maxChunk(const Request &r) const {
 }
 
 int64_t Engine::nextChunk(const Active &a) const {
-  int64_t remaining = (int64_t)a.tokens.size() - kvCache_->numComputedTokens(a.seq);
-  return std::min(remaining, maxChunk(*a.request));
+  int64_t remaining =
+      (int64_t)a.tokens.size() - kvCache_->numComputedTokens(a.seq);
+  return std::min(remaining, maxChunk(a.request));
+}
+
+StatusOr<Ticket> Engine::submit(const Request &request) {
+  Status valid = validate(request);
+  if (!valid.ok())
+    return valid;
+  Ticket ticket = nextTicket_++;
+  auto active = std::make_unique<Active>(request, ticket);
+  active->submitted = Clock::now();
+  waiting_.push_back(active.get());
+  active_.emplace(ticket, std::move(active));
+  return ticket;
+}
+
+Status Engine::cancel(Ticket ticket) {
+  auto found = active_.find(ticket);
+  if (found == active_.end())
+    return Status::success();
+  Active *a = found->second.get();
+  if (a->seq >= 0) {
+    Status freed = kvCache_->freeSequence(a->seq);
+    if (!freed.ok())
+      return freed;
+  }
+  running_.erase(std::remove(running_.begin(), running_.end(), a),
+                 running_.end());
+  waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), a),
+                 waiting_.end());
+  active_.erase(found);
+  return Status::success();
+}
+
+Status Engine::admit() {
+  // In order while the batch has room and the first chunk fits.
+  while (!waiting_.empty() && (int64_t)running_.size() < options_.maxBatch) {
+    Active *a = waiting_.front();
+    a->seq = nextSeqId_++;
+    // A restarted request recording logits recomputes every row it has
+    // not recorded yet, so it may reuse no more than that.
+    int64_t maxCached = a->admittedBefore && a->request.recordLogits
+                            ? a->nextLogitsRow
+                            : std::numeric_limits<int64_t>::max();
+    StatusOr<int64_t> cached =
+        kvCache_->addSequence(a->seq, a->tokens, maxCached);
+    if (!cached.ok())
+      return cached.status();
+    StatusOr<bool> fits = kvCache_->canAllocateSlots(a->seq, nextChunk(*a));
+    if (!fits.ok())
+      return fits.status();
+    if (!*fits) {
+      (void)kvCache_->freeSequence(a->seq);
+      a->seq = -1;
+      if (running_.empty())
+        return Status::error(
+            "request " + a->request.id +
+            ": the KV cache is too small for its next chunk even alone; "
+            "raise --kv-blocks");
+      break;
+    }
+    if (!a->admittedBefore) {
+      a->result.cachedTokens = *cached;
+      a->result.firstLogitsRow = std::max(*cached, a->request.recordLogitsFrom);
+      a->nextLogitsRow = a->result.firstLogitsRow;
+      a->admittedBefore = true;
+    }
+    a->computedAtAdmission = *cached;
+    running_.push_back(a);
+    waiting_.erase(waiting_.begin());
+  }
+  return Status::success();
+}
+
+Status Engine::step(const RunCallbacks &callbacks) {
+  Status admitted = admit();
+  if (!admitted.ok())
+    return admitted;
+  if (running_.empty())
+    return Status::success();
+  Status s = runStep();
+  if (!s.ok())
+    return s;
+  for (Active *a : running_) {
+    double ms = msSince(a->submitted);
+    if (!a->result.generatedIds.empty() && a->result.ttftMs < 0)
+      a->result.ttftMs = ms;
+    if (callbacks.onToken)
+      for (; a->tokensReported < a->result.generatedIds.size();
+           ++a->tokensReported)
+        callbacks.onToken(a->result, a->result.generatedIds[a->tokensReported]);
+    if (a->finished)
+      a->result.totalMs = ms;
+  }
+  std::vector<std::unique_ptr<Active>> finished;
+  for (Active *a : running_)
+    if (a->finished) {
+      finished.push_back(std::move(active_[a->result.ticket]));
+      active_.erase(a->result.ticket);
+    }
+  running_.erase(std::remove_if(running_.begin(), running_.end(),
+                                [](Active *a) { return a->finished; }),
+                 running_.end());
+  if (callbacks.onFinish)
+    for (auto &a : finished)
+      callbacks.onFinish(a->result);
+  return Status::success();
 }
 
 StatusOr<std::vector<RequestResult>>
 Engine::run(const std::vector<Request> &requests,
-            const std::function<void(const RequestResult &)> &onFinish) {
+            const RunCallbacks &callbacks) {
   for (const Request &r : requests) {
     Status valid = validate(r);
     if (!valid.ok())
       return valid;
   }
-  Clock::time_point start = Clock::now();
-  std::vector<std::unique_ptr<Active>> all;
-  std::vector<Active *> waiting, running;
-  for (const Request &r : requests) {
-    all.push_back(std::make_unique<Active>(r));
-    waiting.push_back(all.back().get());
+  std::map<Ticket, size_t> order;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    StatusOr<Ticket> ticket = submit(requests[i]);
+    if (!ticket.ok())
+      return ticket.status();
+    order[*ticket] = i;
   }
-
-  while (!waiting.empty() || !running.empty()) {
-    // Admit in order while the batch has room and the first chunk fits.
-    while (!waiting.empty() && (int64_t)running.size() < options_.maxBatch) {
-      Active *a = waiting.front();
-      a->seq = nextSeqId_++;
-      // A restarted request recording logits recomputes every row it has
-      // not recorded yet, so it may reuse no more than that.
-      int64_t maxCached = a->admittedBefore && a->request->recordLogits
-                              ? a->nextLogitsRow
-                              : std::numeric_limits<int64_t>::max();
-      StatusOr<int64_t> cached =
-          kvCache_->addSequence(a->seq, a->tokens, maxCached);
-      if (!cached.ok())
-        return cached.status();
-      StatusOr<bool> fits = kvCache_->canAllocateSlots(a->seq, nextChunk(*a));
-      if (!fits.ok())
-        return fits.status();
-      if (!*fits) {
-        (void)kvCache_->freeSequence(a->seq);
-        a->seq = -1;
-        if (running.empty())
-          return Status::error("request " + a->request->id +
-                               ": the KV cache is too small for its next " +
-                               "chunk even alone; raise --kv-blocks");
-        break;
-      }
-      if (!a->admittedBefore) {
-        a->result.cachedTokens = *cached;
-        a->result.firstLogitsRow = std::max(*cached, a->request->recordLogitsFrom);
-        a->nextLogitsRow = a->result.firstLogitsRow;
-        a->admittedBefore = true;
-      }
-      a->computedAtAdmission = *cached;
-      running.push_back(a);
-      waiting.erase(waiting.begin());
-    }
-    Status s = step(running, waiting);
-    if (!s.ok())
-      return s;
-    for (Active *a : running)
-      if (a->finished) {
-        a->result.totalMs = msSince(start);
-        if (a->result.ttftMs < 0) // finished on its first token
-          a->result.ttftMs = a->result.totalMs;
-        if (onFinish)
-          onFinish(a->result);
-      }
-    running.erase(std::remove_if(running.begin(), running.end(),
-                                 [](Active *a) { return a->finished; }),
-                  running.end());
-    // Times are from the start of run(): patch the first-token time here.
-    for (Active *a : running)
-      if (a->result.ttftMs < 0)
-        a->result.ttftMs = msSince(start);
+  std::vector<RequestResult> results(requests.size());
+  RunCallbacks collect = callbacks;
+  collect.onFinish = [&](const RequestResult &r) {
+    if (callbacks.onFinish)
+      callbacks.onFinish(r);
+    results[order.at(r.ticket)] = r;
+  };
+  while (hasWork()) {
+    Status s = step(collect);
+    if (s.ok())
+      continue;
+    // Nothing of this run stays in flight.
+    for (const auto &[ticket, index] : order)
+      (void)cancel(ticket);
+    return s;
   }
-  std::vector<RequestResult> results;
-  for (auto &a : all)
-    results.push_back(std::move(a->result));
   return results;
 }
 
-Status Engine::step(std::vector<Active *> &running,
-                    std::vector<Active *> &waiting) {
+Status Engine::runStep() {
   // Give every running request blocks for its next chunk; when they run
   // out, preempt the most recently admitted request (it recomputes later).
   std::vector<int64_t> chunks;
-  for (size_t i = 0; i < running.size();) {
-    Active *a = running[i];
+  for (size_t i = 0; i < running_.size();) {
+    Active *a = running_[i];
     int64_t chunk = nextChunk(*a);
     StatusOr<bool> ok = kvCache_->allocateSlots(a->seq, chunk);
     if (!ok.ok())
@@ -258,9 +338,9 @@ Status Engine::step(std::vector<Active *> &running,
       ++i;
       continue;
     }
-    Active *victim = running.back();
+    Active *victim = running_.back();
     if (victim == a && i == 0)
-      return Status::error("request " + a->request->id +
+      return Status::error("request " + a->request.id +
                            ": the KV cache is too small for its next chunk "
                            "even alone; raise --kv-blocks");
     if (kvCache_->numComputedTokens(victim->seq) > victim->computedAtAdmission)
@@ -269,49 +349,53 @@ Status Engine::step(std::vector<Active *> &running,
     if (!freed.ok())
       return freed;
     victim->seq = -1;
-    running.pop_back();
-    waiting.insert(waiting.begin(), victim);
+    running_.pop_back();
+    waiting_.insert(waiting_.begin(), victim);
     if (victim == a)
       chunks.resize(i);
   }
 
   StepInput in;
-  in.numSeqs = running.size();
-  std::vector<int64_t> lastLogit(running.size());
+  in.numSeqs = running_.size();
+  std::vector<int64_t> lastLogit(running_.size());
   bool hasPrompt = false;
   // A batch of greedy requests recording no logits needs only each row's
   // greedy token, which a cuda executor finds on the GPU.
-  in.greedyOnly = std::all_of(running.begin(), running.end(), [](const Active *a) {
-    return a->request->sampling.temperature <= 0.0 && !a->request->recordLogits;
-  });
-  for (size_t s = 0; s < running.size(); ++s) {
-    Active *a = running[s];
+  in.greedyOnly =
+      std::all_of(running_.begin(), running_.end(), [](const Active *a) {
+        return a->request.sampling.temperature <= 0.0 &&
+               !a->request.recordLogits && a->request.topLogprobs < 0;
+      });
+  for (size_t s = 0; s < running_.size(); ++s) {
+    Active *a = running_[s];
     int64_t begin = kvCache_->numComputedTokens(a->seq);
     int64_t end = begin + chunks[s];
     bool completes = end == (int64_t)a->tokens.size();
-    hasPrompt |= begin < (int64_t)a->request->promptIds.size() || chunks[s] > 1;
+    hasPrompt |= begin < (int64_t)a->request.promptIds.size() || chunks[s] > 1;
     for (int64_t p = begin; p < end; ++p) {
       int32_t row = in.ids.size();
-      bool record = a->request->recordLogits && p >= a->nextLogitsRow;
+      bool record = a->request.recordLogits && p >= a->nextLogitsRow;
       if (record || (completes && p == end - 1))
         in.logitRows.push_back(row);
       in.ids.push_back(a->tokens[p]);
       in.positions.push_back(p);
       in.seqRows.push_back(s);
-      in.generated.push_back(p >= (int64_t)a->request->promptIds.size());
+      in.generated.push_back(p >= (int64_t)a->request.promptIds.size());
     }
     lastLogit[s] = in.logitRows.size();
   }
   for (size_t g = 0; g < groupKinds_.size(); ++g) {
     KVGroupIndex kind = groupKinds_[g];
     int64_t width = 1;
-    for (Active *a : running)
+    for (Active *a : running_)
       width = std::max<int64_t>(width, kvCache_->blockTable(a->seq, g).size());
     in.tableWidth[kind] = width;
-    in.tables[kind].assign(running.size() * width, kv::kNullBlock);
-    for (size_t s = 0; s < running.size(); ++s) {
-      const std::vector<kv::BlockId> &table = kvCache_->blockTable(running[s]->seq, g);
-      std::copy(table.begin(), table.end(), in.tables[kind].begin() + s * width);
+    in.tables[kind].assign(running_.size() * width, kv::kNullBlock);
+    for (size_t s = 0; s < running_.size(); ++s) {
+      const std::vector<kv::BlockId> &table =
+          kvCache_->blockTable(running_[s]->seq, g);
+      std::copy(table.begin(), table.end(),
+                in.tables[kind].begin() + s * width);
     }
   }
 
@@ -326,43 +410,52 @@ Status Engine::step(std::vector<Active *> &running,
   stats_.peakKVBytes = std::max(stats_.peakKVBytes, used);
 
   const int64_t vocab = manifest_.config.vocabSize;
-  for (size_t s = 0; s < running.size(); ++s) {
-    Active *a = running[s];
+  for (size_t s = 0; s < running_.size(); ++s) {
+    Active *a = running_[s];
     int64_t begin = kvCache_->numComputedTokens(a->seq);
     Status marked = kvCache_->markComputed(a->seq, chunks[s]);
     if (!marked.ok())
       return marked;
     int64_t end = begin + chunks[s];
     (hasPrompt ? stats_.prefillTokens : stats_.decodeTokens) += chunks[s];
-    if (a->request->recordLogits) {
+    if (a->request.recordLogits) {
       // The rows of positions [max(begin, nextLogitsRow), end): the last of
       // this sequence's rows (before them at most the sampling row of an
       // earlier position, which is not recorded). begin <= nextLogitsRow
       // since admission caps the reused prefix there.
-      int64_t recorded = std::max<int64_t>(0, end - std::max(begin, a->nextLogitsRow));
+      int64_t recorded =
+          std::max<int64_t>(0, end - std::max(begin, a->nextLogitsRow));
       a->result.logits.insert(a->result.logits.end(),
-                              output_.logits.begin() + (lastLogit[s] - recorded) * vocab,
+                              output_.logits.begin() +
+                                  (lastLogit[s] - recorded) * vocab,
                               output_.logits.begin() + lastLogit[s] * vocab);
       a->nextLogitsRow = std::max(a->nextLogitsRow, end);
     }
     if (end != (int64_t)a->tokens.size())
       continue; // a prefill chunk that samples nothing
-    int32_t token = in.greedyOnly ? output_.greedyTokens[lastLogit[s] - 1]
-                                  : a->sampler.sample(output_.logits.data() +
-                                                          (lastLogit[s] - 1) * vocab,
-                                                      vocab);
+    int32_t token =
+        in.greedyOnly
+            ? output_.greedyTokens[lastLogit[s] - 1]
+            : a->sampler.sample(
+                  output_.logits.data() + (lastLogit[s] - 1) * vocab, vocab);
     if (token < 0)
-      return Status::error("request " + a->request->id + ": the logits of position " +
-                           std::to_string(end - 1) +
-                           " are not finite (NaN or infinite): the weights or the computation "
-                           "overflowed, and no token can be sampled");
+      return Status::error(
+          "request " + a->request.id + ": the logits of position " +
+          std::to_string(end - 1) +
+          " are not finite (NaN or infinite): the weights or the computation "
+          "overflowed, and no token can be sampled");
     a->result.generatedIds.push_back(token);
-    if (a->result.generatedIds.size() == 1)
-      a->result.ttftMs = -1; // stamped by run(), which knows its start
-    const auto &eos = manifest_.config.eosTokenIds;
+    if (a->request.topLogprobs >= 0) {
+      TokenLogprobs lp;
+      logSoftmaxAt(output_.logits.data() + (lastLogit[s] - 1) * vocab, vocab,
+                   token, a->request.topLogprobs, lp.logprob, lp.top);
+      a->result.logprobs.push_back(std::move(lp));
+    }
+    const auto &eos = options_.eosTokenIds ? *options_.eosTokenIds
+                                           : manifest_.config.eosTokenIds;
     bool isEos = std::find(eos.begin(), eos.end(), token) != eos.end();
-    if ((int64_t)a->result.generatedIds.size() == a->request->maxNewTokens ||
-        (isEos && !options_.ignoreEos)) {
+    if ((int64_t)a->result.generatedIds.size() == a->request.maxNewTokens ||
+        (isEos && !options_.ignoreEos && !a->request.ignoreEos)) {
       a->finished = true;
       Status freed = kvCache_->freeSequence(a->seq);
       if (!freed.ok())

@@ -16,11 +16,16 @@
 #include "scheduler/Sampler.h"
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace cohere2c {
+
+/// Names a request in flight: submit() returns it, results carry it.
+using Ticket = uint64_t;
 
 struct Request {
   std::string id;
@@ -31,20 +36,42 @@ struct Request {
   /// (for --logits-out).
   bool recordLogits = false;
   int64_t recordLogitsFrom = 0;
+  /// Keep generating past the EOS ids (as EngineOptions::ignoreEos, for
+  /// this request alone).
+  bool ignoreEos = false;
+  /// -1: no log probabilities; 0 to kMaxTopLogprobs: each sampled token's
+  /// log probability and this many most likely alternatives
+  /// (RequestResult::logprobs).
+  int32_t topLogprobs = -1;
+};
+
+constexpr int32_t kMaxTopLogprobs = 20;
+
+/// A sampled token's log probability under the model's distribution at its
+/// position (log-softmax of the logits, before temperature, top-k and top-p,
+/// as vLLM reports them), and the most likely tokens there, most likely
+/// first (ties: lower id first).
+struct TokenLogprobs {
+  float logprob = 0;
+  std::vector<std::pair<int32_t, float>> top;
 };
 
 struct RequestResult {
   std::string id;
+  Ticket ticket = 0;
   std::vector<int32_t> generatedIds;
   /// Prompt tokens whose KV came from the prefix cache at first admission.
   int64_t cachedTokens = 0;
-  double ttftMs = 0, totalMs = 0; // from the start of run()
+  /// From the request's submission (for run(): the start of run()).
+  double ttftMs = 0, totalMs = 0;
   /// With recordLogits: rows [firstLogitsRow, P + N - 1) of the sequence's
   /// logits, [rows, vocab] f32; row i is the distribution of token i + 1.
   /// firstLogitsRow is the larger of recordLogitsFrom and cachedTokens
   /// (positions before the latter were served from the cache).
   int64_t firstLogitsRow = 0;
   std::vector<float> logits;
+  /// With topLogprobs >= 0: one per generated token.
+  std::vector<TokenLogprobs> logprobs;
 };
 
 struct EngineOptions {
@@ -60,6 +87,10 @@ struct EngineOptions {
   int64_t maxBatch = 1;
   bool prefixCache = true;
   bool ignoreEos = false;
+  /// The tokens that end a request (unless ignoreEos); default: config.json's
+  /// eos_token_id. A model's generation_config.json may name others
+  /// (text::ModelText::eosTokenIds).
+  std::optional<std::vector<int64_t>> eosTokenIds;
 };
 
 /// Most host memory the default KV cache of a host-target artifact takes.
@@ -80,7 +111,17 @@ int64_t defaultKVBlocks(const Manifest &manifest, const EngineOptions &options);
 struct EngineStats {
   int64_t steps = 0, prefillTokens = 0, decodeTokens = 0, preemptions = 0;
   double prefillMs = 0, decodeMs = 0;
-  int64_t peakKVBytes = 0;            // blocks referenced by live sequences
+  int64_t peakKVBytes = 0; // blocks referenced by live sequences
+};
+
+/// What run() reports while requests progress; either may be empty.
+struct RunCallbacks {
+  /// Each sampled token of a request, in order, once it is final (a
+  /// preempted request recomputes its tokens but never samples them again):
+  /// `result` holds the request's tokens so far, `token` last among them.
+  std::function<void(const RequestResult &result, int32_t token)> onToken;
+  /// Each request as it finishes, after its last onToken.
+  std::function<void(const RequestResult &)> onFinish;
 };
 
 class Engine {
@@ -88,6 +129,7 @@ public:
   /// Errors: options out of range (naming the option).
   static StatusOr<std::unique_ptr<Engine>>
   create(Executor &executor, const Manifest &manifest, EngineOptions options);
+  ~Engine();
 
   /// Checks a request before it runs: a non-empty prompt, every id in
   /// [0, vocab), prompt + max_new_tokens within max_position_embeddings, and
@@ -99,13 +141,30 @@ public:
   /// KV cache: the blocks needed, the group and --kv-blocks).
   Status validate(const Request &request) const;
 
-  /// Serves all requests (validated first; none runs if one is invalid).
-  /// `onFinish` is called as each finishes; the results come back in the
-  /// order of `requests`. Errors: an invalid request (validate), before any
-  /// runs; an executor failure.
-  StatusOr<std::vector<RequestResult>>
-  run(const std::vector<Request> &requests,
-      const std::function<void(const RequestResult &)> &onFinish = nullptr);
+  /// Queues a copy of `request` behind the waiting ones. Error: validate's.
+  StatusOr<Ticket> submit(const Request &request);
+  /// Ends the request of `ticket` wherever it is (waiting or running),
+  /// freeing its KV blocks (its full blocks stay cached); nothing is
+  /// reported for it. A finished or unknown ticket is no error.
+  Status cancel(Ticket ticket);
+  /// Whether a request waits or runs.
+  bool hasWork() const { return !waiting_.empty() || !running_.empty(); }
+  int64_t numWaiting() const { return waiting_.size(); }
+  int64_t numRunning() const { return running_.size(); }
+  /// One step of continuous batching: admits waiting requests in order
+  /// while the batch has room and their first chunk fits, computes a chunk
+  /// of every running request, samples, and reports the new tokens and the
+  /// finished requests to `callbacks` (the finished ones are gone after).
+  /// Errors: an executor failure; a request too large for the KV cache
+  /// even alone.
+  Status step(const RunCallbacks &callbacks);
+
+  /// Serves all requests (validated first; none runs if one is invalid),
+  /// reporting progress to `callbacks`; the results come back in the order
+  /// of `requests`. Errors: an invalid request (validate), before any runs;
+  /// step's.
+  StatusOr<std::vector<RequestResult>> run(const std::vector<Request> &requests,
+                                           const RunCallbacks &callbacks = {});
 
   const EngineStats &stats() const { return stats_; }
   const kv::KVCacheManager &kvCache() const { return *kvCache_; }
@@ -114,13 +173,15 @@ public:
 
 private:
   struct Active;
-  Engine(Executor &executor, const Manifest &manifest, EngineOptions options)
-      : executor_(executor), manifest_(manifest), options_(options) {}
+  Engine(Executor &executor, const Manifest &manifest, EngineOptions options);
   /// Most tokens of request `r` computed in one step.
   int64_t maxChunk(const Request &r) const;
   /// Tokens of `a` to compute in the next step.
   int64_t nextChunk(const Active &a) const;
-  Status step(std::vector<Active *> &running, std::vector<Active *> &waiting);
+  /// Moves waiting requests to the running batch while they fit.
+  Status admit();
+  /// Runs one step of the running batch and samples.
+  Status runStep();
 
   Executor &executor_;
   const Manifest &manifest_;
@@ -131,6 +192,11 @@ private:
   std::vector<KVGroupIndex> groupKinds_;
   std::vector<int64_t> bytesPerBlock_;
   kv::SeqId nextSeqId_ = 0;
+  Ticket nextTicket_ = 1;
+  /// Every request in flight, by ticket; waiting_ (in admission order) and
+  /// running_ point into it.
+  std::map<Ticket, std::unique_ptr<Active>> active_;
+  std::vector<Active *> waiting_, running_;
   EngineStats stats_;
   /// The last step's logits ([rows, vocab] f32) or greedy tokens. Kept
   /// from step to step: a batch's rows (65 MB at batch 64 of a

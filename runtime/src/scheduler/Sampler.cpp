@@ -47,6 +47,27 @@ int32_t greedyToken(const float *x, int64_t n) {
   return check == 0.0f && n > 0 ? (int32_t)bestAt : -1;
 }
 
+void logSoftmaxAt(const float *logits, int64_t vocab, int32_t token,
+                  int32_t top, float &logprob,
+                  std::vector<std::pair<int32_t, float>> &topEntries) {
+  double max = *std::max_element(logits, logits + vocab), sum = 0;
+  for (int64_t i = 0; i < vocab; ++i)
+    sum += std::exp((double)logits[i] - max);
+  double logZ = max + std::log(sum);
+  logprob = (float)(logits[token] - logZ);
+  std::vector<int32_t> order(vocab);
+  std::iota(order.begin(), order.end(), 0);
+  int64_t keep = std::min<int64_t>(std::max(top, 0), vocab);
+  std::partial_sort(order.begin(), order.begin() + keep, order.end(),
+                    [&](int32_t a, int32_t b) {
+                      return logits[a] > logits[b] ||
+                             (logits[a] == logits[b] && a < b);
+                    });
+  topEntries.clear();
+  for (int64_t i = 0; i < keep; ++i)
+    topEntries.push_back({order[i], (float)(logits[order[i]] - logZ)});
+}
+
 int32_t Sampler::sample(const float *logits, int64_t vocab) {
   int32_t greedy = greedyToken(logits, vocab);
   if (greedy < 0 || params_.temperature <= 0.0)
@@ -55,7 +76,8 @@ int32_t Sampler::sample(const float *logits, int64_t vocab) {
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
-  int64_t keep = params_.topK > 0 ? std::min<int64_t>(params_.topK, vocab) : vocab;
+  int64_t keep =
+      params_.topK > 0 ? std::min<int64_t>(params_.topK, vocab) : vocab;
   // Softmax at the temperature over the kept candidates, most likely first.
   std::vector<double> probs(keep);
   double top = logits[order[0]], sum = 0;
@@ -70,7 +92,8 @@ int32_t Sampler::sample(const float *logits, int64_t vocab) {
       break;
     }
   }
-  std::discrete_distribution<int64_t> pick(probs.begin(), probs.begin() + nucleus);
+  std::discrete_distribution<int64_t> pick(probs.begin(),
+                                           probs.begin() + nucleus);
   return order[pick(rng_)];
 }
 

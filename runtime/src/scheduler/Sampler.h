@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <random>
+#include <utility>
+#include <vector>
 
 namespace cohere2c {
 
@@ -22,6 +24,13 @@ struct SamplingParams {
 /// The greedy token of a row of `vocab` f32 logits: the first index of its
 /// largest value, or -1 if a value is NaN or infinite (or vocab is 0).
 int32_t greedyToken(const float *logits, int64_t vocab);
+
+/// The log-softmax of a row of `vocab` finite f32 logits at `token`, and
+/// the `top` largest entries of it (largest first, ties by lower id).
+/// Computed in double.
+void logSoftmaxAt(const float *logits, int64_t vocab, int32_t token,
+                  int32_t top, float &logprob,
+                  std::vector<std::pair<int32_t, float>> &topEntries);
 
 /// One per request: the random stream is the request's own, so a request
 /// samples the same tokens whatever it is batched with.

@@ -1,0 +1,49 @@
+//===- ModelLoading.h - What the tools load to run a compiled model -------===//
+//
+// The steps cohere2c-run and cohere2c-serve share after loading an
+// artifact (Artifact.h): its text (tokenizer, chat template, EOS ids), its
+// weights, and the executor of its target.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COHERE2C_RUNTIME_MODELLOADING_H
+#define COHERE2C_RUNTIME_MODELLOADING_H
+
+#include "Artifact.h"
+#include "Executor.h"
+#include "Weights.h"
+#include "scheduler/Engine.h"
+#include "text/ModelText.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace cohere2c {
+
+/// OUT.weights beside OUT.so: the artifact's path with its extension
+/// replaced.
+std::string defaultWeightsPath(const std::string &artifactPath);
+
+/// The text the compiler copied into `artifact`; null when it carries none
+/// (compiled from a config alone). Errors: ModelText::create's.
+StatusOr<std::unique_ptr<text::ModelText>>
+loadText(const LoadedArtifact &artifact);
+
+/// The weights from a checkpoint folder if `checkpoint` is not empty, else
+/// seeded random ones if `randomSeed` is given, else OUT.weights beside the
+/// artifact. Errors: WeightBuffer's, naming the file.
+StatusOr<std::unique_ptr<WeightBuffer>>
+loadWeights(const LoadedArtifact &artifact, const std::string &checkpoint,
+            std::optional<uint64_t> randomSeed);
+
+/// The executor of the artifact's target (host or cuda) with
+/// options.numBlocks blocks per KV group of options.blockSize tokens (0
+/// blocks: defaultKVBlocks, written back into `options`). A cuda executor
+/// names its device on stderr. Errors: the executor's.
+StatusOr<std::unique_ptr<Executor>>
+createExecutor(const LoadedArtifact &artifact, const WeightBuffer &weights,
+               EngineOptions &options);
+
+} // namespace cohere2c
+
+#endif // COHERE2C_RUNTIME_MODELLOADING_H

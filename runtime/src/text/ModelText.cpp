@@ -1,0 +1,186 @@
+//===- ModelText.cpp ------------------------------------------------------===//
+
+#include "text/ModelText.h"
+#include "text/TextCheck.h"
+
+namespace cohere2c::text {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+/// `text` parsed as a JSON object, or an error naming `file`.
+StatusOr<json> parseObject(const std::string &text, const std::string &file) {
+  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded() || !value.is_object())
+    return Status::error(file + ": not a JSON object");
+  return value;
+}
+
+/// The template text of tokenizer_config.json's `chat_template`: a string,
+/// or a list of {"name", "template"} of which the one named "default" (as
+/// transformers picks when no template is named).
+StatusOr<std::string> configTemplate(const json &config,
+                                     const std::string &file) {
+  const json &field = config["chat_template"];
+  if (field.is_string())
+    return field.get<std::string>();
+  if (!field.is_array())
+    return Status::error(file +
+                         ": chat_template must be a string or a list of "
+                         "{\"name\", \"template\"}, found " +
+                         std::string(field.type_name()));
+  for (const json &named : field)
+    if (named.is_object() && named.value("name", json()) == "default" &&
+        named.contains("template") && named["template"].is_string())
+      return named["template"].get<std::string>();
+  return Status::error(file +
+                       ": chat_template lists no template named 'default'");
+}
+
+/// bos_token, eos_token, ...: the fields ending in "_token" whose value is a
+/// string or an added token ({"content": ...}), as transformers passes them
+/// to the template.
+json specialTokensOf(const json &config) {
+  json tokens = json::object();
+  for (const auto &[key, value] : config.items()) {
+    if (key.size() < 6 || key.compare(key.size() - 6, 6, "_token") != 0)
+      continue;
+    if (value.is_string())
+      tokens[key] = value;
+    else if (value.is_object() && value.contains("content") &&
+             value["content"].is_string())
+      tokens[key] = value["content"];
+  }
+  return tokens;
+}
+
+/// generation_config.json's eos_token_id: an id or a list of ids; absent
+/// or null leaves `ids` as they are.
+Status readEosIds(const json &config, const std::string &file,
+                  std::vector<int64_t> &ids) {
+  if (!config.contains("eos_token_id") || config["eos_token_id"].is_null())
+    return Status::success();
+  const json &field = config["eos_token_id"];
+  json list = field.is_array() ? field : json::array({field});
+  std::vector<int64_t> read;
+  for (const json &id : list) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0)
+      return Status::error(
+          file + ": eos_token_id must be an id or a list of ids, found " +
+          field.dump());
+    read.push_back(id.get<int64_t>());
+  }
+  ids = read;
+  return Status::success();
+}
+
+/// Checks the shape of a chat before the template sees it.
+Status checkChat(const json &chat) {
+  if (!chat.is_object() || !chat.contains("messages") ||
+      !chat["messages"].is_array())
+    return Status::error("messages must be an array of messages");
+  const json &messages = chat["messages"];
+  for (size_t i = 0; i < messages.size(); ++i)
+    if (!messages[i].is_object() || !messages[i].contains("role") ||
+        !messages[i]["role"].is_string())
+      return Status::error("messages[" + std::to_string(i) +
+                           "] must be an object with a string role");
+  for (const char *field : {"documents", "tools"})
+    if (chat.contains(field) && !chat[field].is_null() &&
+        !chat[field].is_array())
+      return Status::error(std::string(field) + " must be an array");
+  return Status::success();
+}
+
+} // namespace
+
+StatusOr<std::unique_ptr<ModelText>>
+ModelText::create(const TextFiles &files, const std::string &source,
+                  const std::vector<int64_t> &configEosIds) {
+  if (!files.hasTokenizer())
+    return Status::error(
+        source + ": no tokenizer.json (an artifact compiled from a config "
+                 "alone, or a checkpoint without one): text needs it");
+  std::unique_ptr<ModelText> text(new ModelText());
+  auto tokenizer =
+      Tokenizer::parse(files.tokenizerJson, source + "/tokenizer.json");
+  if (!tokenizer.ok())
+    return tokenizer.status();
+  text->tokenizer_ = *tokenizer;
+
+  std::string templateName = source + "/chat_template.jinja";
+  std::string templateText = files.chatTemplate;
+  if (!files.tokenizerConfigJson.empty()) {
+    std::string file = source + "/tokenizer_config.json";
+    auto config = parseObject(files.tokenizerConfigJson, file);
+    if (!config.ok())
+      return config.status();
+    text->specialTokens_ = specialTokensOf(*config);
+    if (templateText.empty() && config->contains("chat_template")) {
+      auto fromConfig = configTemplate(*config, file);
+      if (!fromConfig.ok())
+        return fromConfig.status();
+      templateText = *fromConfig;
+      templateName = file + ": chat_template";
+    }
+  }
+  if (!templateText.empty()) {
+    auto parsed = ChatTemplate::parse(templateText, templateName);
+    if (!parsed.ok())
+      return parsed.status();
+    text->chatTemplate_ = *parsed;
+  }
+
+  text->eosTokenIds_ = configEosIds;
+  if (!files.generationConfigJson.empty()) {
+    std::string file = source + "/generation_config.json";
+    auto config = parseObject(files.generationConfigJson, file);
+    if (!config.ok())
+      return config.status();
+    Status eos = readEosIds(*config, file, text->eosTokenIds_);
+    if (!eos.ok())
+      return eos;
+  }
+  return text;
+}
+
+StatusOr<std::vector<int32_t>>
+ModelText::encodePrompt(std::string_view text) const {
+  return tokenizer_->encode(text, /*addSpecialTokens=*/true);
+}
+
+StatusOr<std::string> ModelText::renderChat(const json &chat,
+                                            bool addGenerationPrompt) const {
+  if (!chatTemplate_)
+    return Status::error(
+        "the model has no chat template (no chat_template.jinja and no "
+        "chat_template in tokenizer_config.json)");
+  Status shape = checkChat(chat);
+  if (!shape.ok())
+    return shape;
+  json context = specialTokens_;
+  context["messages"] = chat["messages"];
+  context["add_generation_prompt"] = addGenerationPrompt;
+  // transformers passes both, None when not given.
+  context["documents"] = chat.value("documents", json());
+  context["tools"] = chat.value("tools", json());
+  return chatTemplate_->render(context);
+}
+
+StatusOr<std::vector<int32_t>>
+ModelText::encodeChat(const json &chat, bool addGenerationPrompt) const {
+  auto rendered = renderChat(chat, addGenerationPrompt);
+  if (!rendered.ok())
+    return rendered.status();
+  return tokenizer_->encode(*rendered, /*addSpecialTokens=*/false);
+}
+
+Status checkTextFiles(const TextFiles &files, const std::string &source) {
+  if (!files.hasTokenizer())
+    return Status::success();
+  auto text = ModelText::create(files, source, {});
+  return text.ok() ? Status::success() : text.status();
+}
+
+} // namespace cohere2c::text

@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Writes a copy of a checkpoint folder with one text file broken.
+
+    broken_checkpoint.py SRC OUT KIND
+
+The weights and config.json are linked, the text files copied, then one is
+changed as KIND says: unknown-model, unknown-pretokenizer, truncated,
+unknown-merge, template-syntax, template-tag.
+"""
+import json
+import os
+import shutil
+import sys
+
+src, out, kind = sys.argv[1:4]
+os.makedirs(out, exist_ok=True)
+for name in os.listdir(src):
+    if name.endswith(".safetensors") or name == "config.json":
+        if not os.path.exists(f"{out}/{name}"):
+            os.symlink(os.path.abspath(f"{src}/{name}"), f"{out}/{name}")
+    elif name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja",
+                  "generation_config.json"):
+        shutil.copy(f"{src}/{name}", f"{out}/{name}")
+
+tokenizer = json.load(open(f"{src}/tokenizer.json", encoding="utf-8"))
+if kind == "unknown-model":
+    tokenizer["model"]["type"] = "WordPiece"
+elif kind == "unknown-pretokenizer":
+    tokenizer["pre_tokenizer"]["pretokenizers"][1] = {"type": "Metaspace", "replacement": "_"}
+elif kind == "unknown-merge":
+    tokenizer["model"]["merges"][0] = ["Ġ", "NOT-A-TOKEN"]
+if kind in ("unknown-model", "unknown-pretokenizer", "unknown-merge"):
+    json.dump(tokenizer, open(f"{out}/tokenizer.json", "w", encoding="utf-8"), ensure_ascii=False)
+elif kind == "truncated":
+    text = open(f"{src}/tokenizer.json", "rb").read()
+    open(f"{out}/tokenizer.json", "wb").write(text[: len(text) // 2])
+elif kind == "template-syntax":
+    open(f"{out}/chat_template.jinja", "w").write("{{ bos_token }}\n{% if messages %}\nhi\n")
+elif kind == "template-tag":
+    open(f"{out}/chat_template.jinja", "w").write("{{ bos_token }}\n  {% include 'other.jinja' %}\n")
+else:
+    sys.exit(f"unknown kind {kind}")

@@ -1,0 +1,177 @@
+//===- cohere2c-tokenize.cpp - A model's tokenizer and chat template ------===//
+//
+//   cohere2c-tokenize MODEL_DIR_OR_ARTIFACT < requests.jsonl
+//
+// One JSON object per line on stdin, one JSON line out for each, like the
+// Hugging Face calls:
+//   {"text": T, "add_special_tokens": B}      -> {"ids": [...], "decoded": D}
+//       tokenizer(T, add_special_tokens=B) (default true); D is the text the
+//       ids read back as: decode(tokenizer(T, add_special_tokens=False),
+//       skip_special_tokens=False), without what the post-processor adds;
+//   {"ids": [...], "skip_special_tokens": B}  -> {"text": ...}
+//       decode(ids, skip_special_tokens=B) (default false);
+//   {"messages": [...], "add_generation_prompt": B, "documents": [...],
+//    "tools": [...]}                          -> {"rendered": R, "ids": [...]}
+//       apply_chat_template(...) (B default false) and the ids of R with no
+//       special tokens added (the template writes the BOS).
+// A line that fails gives {"error": ...} on stdout and the same message on
+// stderr, and the tool goes on; its exit status is then 1. A model whose
+// text files do not load is an error before any line is read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Artifact.h"
+#include "Model/Config.h"
+#include "text/ModelText.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <sys/stat.h>
+
+using namespace cohere2c;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+/// The text files of a checkpoint folder or a compiled artifact.
+StatusOr<std::unique_ptr<text::ModelText>>
+loadModelText(const std::string &path) {
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0)
+    return Status::error(path + ": no such checkpoint folder or artifact");
+  if (!S_ISDIR(info.st_mode)) {
+    auto artifact = LoadedArtifact::load(path);
+    if (!artifact.ok())
+      return artifact.status();
+    return text::ModelText::create((*artifact)->textFiles(), path,
+                                   (*artifact)->manifest().config.eosTokenIds);
+  }
+  auto files = TextFiles::readCheckpoint(path);
+  if (!files.ok())
+    return files.status();
+  return text::ModelText::create(*files, path, {});
+}
+
+/// `field` of `request` if it is a boolean, else `fallback`; an error when
+/// it is present with another type.
+StatusOr<bool> flag(const json &request, const char *field, bool fallback) {
+  if (!request.contains(field))
+    return fallback;
+  if (!request[field].is_boolean())
+    return Status::error(std::string(field) + " must be true or false");
+  return request[field].get<bool>();
+}
+
+StatusOr<json> encodeText(const text::ModelText &model, const json &request) {
+  if (!request["text"].is_string())
+    return Status::error("text must be a string");
+  auto special = flag(request, "add_special_tokens", true);
+  if (!special.ok())
+    return special.status();
+  const std::string &text = request["text"].get_ref<const std::string &>();
+  auto ids = model.tokenizer().encode(text, *special);
+  if (!ids.ok())
+    return ids.status();
+  auto plain = *special ? model.tokenizer().encode(text, false) : ids;
+  if (!plain.ok())
+    return plain.status();
+  auto decoded = model.tokenizer().decode(*plain, /*skipSpecialTokens=*/false);
+  if (!decoded.ok())
+    return decoded.status();
+  return json{{"ids", *ids}, {"decoded", *decoded}};
+}
+
+StatusOr<json> decodeIds(const text::ModelText &model, const json &request) {
+  if (!request["ids"].is_array())
+    return Status::error("ids must be an array of token ids");
+  std::vector<int32_t> ids;
+  for (const json &id : request["ids"]) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
+        id.get<int64_t>() > INT32_MAX)
+      return Status::error("ids must be an array of token ids, found " +
+                           id.dump());
+    ids.push_back(id.get<int32_t>());
+  }
+  auto skip = flag(request, "skip_special_tokens", false);
+  if (!skip.ok())
+    return skip.status();
+  auto decoded = model.tokenizer().decode(ids, *skip);
+  if (!decoded.ok())
+    return decoded.status();
+  return json{{"text", *decoded}};
+}
+
+StatusOr<json> renderChat(const text::ModelText &model, const json &request) {
+  auto generationPrompt = flag(request, "add_generation_prompt", false);
+  if (!generationPrompt.ok())
+    return generationPrompt.status();
+  auto rendered = model.renderChat(request, *generationPrompt);
+  if (!rendered.ok())
+    return rendered.status();
+  auto ids = model.tokenizer().encode(*rendered, /*addSpecialTokens=*/false);
+  if (!ids.ok())
+    return ids.status();
+  return json{{"rendered", *rendered}, {"ids", *ids}};
+}
+
+StatusOr<json> answer(const text::ModelText &model, const std::string &line) {
+  json request = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (request.is_discarded() || !request.is_object())
+    return Status::error("not a JSON object");
+  int kinds = request.contains("text") + request.contains("ids") +
+              request.contains("messages");
+  if (kinds != 1)
+    return Status::error("give exactly one of text, ids and messages");
+  if (request.contains("text"))
+    return encodeText(model, request);
+  if (request.contains("ids"))
+    return decodeIds(model, request);
+  return renderChat(model, request);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{
+      "cohere2c-tokenize: a model's tokenizer and chat template, JSON lines on "
+      "stdin, one JSON line out each.\n"
+      "  echo '{\"text\": \"Hello\"}' | cohere2c-tokenize model.so"};
+  std::string model;
+  app.add_option("model", model,
+                 "checkpoint folder (tokenizer.json, ...) or OUT.so")
+      ->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    if (e.get_exit_code() == 0)
+      return app.exit(e);
+    std::cerr << "cohere2c-tokenize: error: " << e.what() << "\n";
+    return 1;
+  }
+  auto text = loadModelText(model);
+  if (!text.ok()) {
+    std::cerr << "cohere2c-tokenize: error: " << text.status().message()
+              << "\n";
+    return 1;
+  }
+  int status = 0;
+  std::string line;
+  for (int lineNo = 1; std::getline(std::cin, line); ++lineNo) {
+    auto out = answer(**text, line);
+    if (out.ok()) {
+      std::cout << out->dump(-1, ' ', false, json::error_handler_t::replace)
+                << "\n";
+      continue;
+    }
+    std::string message =
+        "line " + std::to_string(lineNo) + ": " + out.status().message();
+    std::cerr << "cohere2c-tokenize: error: " << message << "\n";
+    std::cout << json{{"error", message}}.dump(-1, ' ', false,
+                                               json::error_handler_t::replace)
+              << "\n";
+    status = 1;
+  }
+  return status;
+}
