@@ -25,18 +25,19 @@ std::string calledFunction(const char *expression) {
 }
 
 constexpr size_t kWorkspaceBytes = 32 << 20; // cuBLASLt workspace
-constexpr int64_t kTableWidthStep = 16;       // block-table width granularity
-constexpr int64_t kMaxGraphs = 64;            // decode graphs kept at most
+constexpr int64_t kTableWidthStep = 16;      // block-table width granularity
+constexpr int64_t kMaxGraphs = 64;           // decode graphs kept at most
 
 cudaDataType_t cudaType(DType d) {
-  return d == DType::BF16 ? CUDA_R_16BF : d == DType::F16 ? CUDA_R_16F : CUDA_R_32F;
+  return d == DType::BF16  ? CUDA_R_16BF
+         : d == DType::F16 ? CUDA_R_16F
+                           : CUDA_R_32F;
 }
 } // namespace
 
-StatusOr<std::unique_ptr<CudaExecutor>>
-CudaExecutor::create(const LoadedArtifact &artifact, const WeightBuffer &weights,
-                     std::array<int64_t, kNumKVGroups> numBlocks,
-                     int64_t blockSize) {
+StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(
+    const LoadedArtifact &artifact, const WeightBuffer &weights,
+    std::array<int64_t, kNumKVGroups> numBlocks, int64_t blockSize) {
   const Manifest &m = artifact.manifest();
   if (m.target != "cuda")
     return Status::error(artifact.path() + ": compiled for the " + m.target +
@@ -60,9 +61,8 @@ CudaExecutor::create(const LoadedArtifact &artifact, const WeightBuffer &weights
   char name[256] = {0};
   COHERE2C_CHECK(cu.cuDeviceGetName(name, sizeof(name), device));
   e->deviceName_ = name;
-  CUcontext context;
-  COHERE2C_CHECK(cu.cuDevicePrimaryCtxRetain(&context, device));
-  COHERE2C_CHECK(cu.cuCtxSetCurrent(context));
+  COHERE2C_CHECK(cu.cuDevicePrimaryCtxRetain(&e->context_, device));
+  COHERE2C_CHECK(cu.cuCtxSetCurrent(e->context_));
   COHERE2C_CHECK(cu.cuStreamCreate(&e->stream_, CU_STREAM_NON_BLOCKING));
   COHERE2C_CHECK(cu.cuStreamCreate(&e->sideStream_, CU_STREAM_NON_BLOCKING));
   COHERE2C_CHECK(cu.cuEventCreate(&e->forkEvent_, CU_EVENT_DISABLE_TIMING));
@@ -72,7 +72,8 @@ CudaExecutor::create(const LoadedArtifact &artifact, const WeightBuffer &weights
   StatusOr<void *> cubin = artifact.symbol("cohere2c_cubin");
   StatusOr<void *> ptx = artifact.symbol("cohere2c_ptx");
   if (!cubin.ok() || !ptx.ok())
-    return Status::error(artifact.path() + ": no kernel images in the artifact");
+    return Status::error(artifact.path() +
+                         ": no kernel images in the artifact");
   CUresult loaded = cu.cuModuleLoadData(&e->module_, *cubin);
   if (loaded != CUDA_SUCCESS)
     COHERE2C_CHECK(cu.cuModuleLoadData(&e->module_, *ptx));
@@ -80,8 +81,9 @@ CudaExecutor::create(const LoadedArtifact &artifact, const WeightBuffer &weights
     if (step.kind != PlanStep::Kind::Kernel || e->kernels_.count(step.kernel))
       continue;
     CUfunction f;
-    Status s = cu.check(cu.cuModuleGetFunction(&f, e->module_, step.kernel.c_str()),
-                        "cuModuleGetFunction");
+    Status s =
+        cu.check(cu.cuModuleGetFunction(&f, e->module_, step.kernel.c_str()),
+                 "cuModuleGetFunction");
     if (!s.ok())
       return Status::error(s.message() + " (" + step.kernel + ")");
     e->kernels_[step.kernel] = f;
@@ -112,8 +114,9 @@ CudaExecutor::create(const LoadedArtifact &artifact, const WeightBuffer &weights
 }
 
 CudaExecutor::~CudaExecutor() {
-  if (!api_)
+  if (!api_ || !context_)
     return;
+  api_->cuCtxSetCurrent(context_);
   for (CUstream stream : {stream_, sideStream_})
     if (stream)
       api_->cuStreamSynchronize(stream);
@@ -124,7 +127,8 @@ CudaExecutor::~CudaExecutor() {
   for (CUstream stream : {stream_, sideStream_})
     if (stream)
       api_->cuStreamDestroy(stream);
-  for (DeviceArray *a : {&weights_, &workspace_, &sideWorkspace_, &pools_[0], &pools_[1]})
+  for (DeviceArray *a :
+       {&weights_, &workspace_, &sideWorkspace_, &pools_[0], &pools_[1]})
     if (a->ptr)
       api_->cuMemFree(a->ptr);
   for (auto *arrays : {&inputs_, &buffers_})
@@ -157,12 +161,14 @@ Status CudaExecutor::ensure(DeviceArray &array, size_t bytes) {
   size_t rounded = (bytes + 255) / 256 * 256;
   Status s = api_->check(api_->cuMemAlloc(&array.ptr, rounded), "cuMemAlloc");
   if (!s.ok())
-    return Status::error(s.message() + " (" + std::to_string(rounded) + " bytes)");
+    return Status::error(s.message() + " (" + std::to_string(rounded) +
+                         " bytes)");
   array.bytes = rounded;
   return Status::success();
 }
 
-Status CudaExecutor::upload(DeviceArray &array, const void *data, size_t bytes) {
+Status CudaExecutor::upload(DeviceArray &array, const void *data,
+                            size_t bytes) {
   Status s = ensure(array, bytes);
   if (!s.ok() || bytes == 0)
     return s;
@@ -177,21 +183,26 @@ Status CudaExecutor::gemm(const PlanStep &step, CUstream stream, CUdeviceptr a,
   // Names and sizes were checked on load (LaunchPlan::check).
   const WeightEntry *w = manifest_->weights.find(step.weight);
   bool fp8 = !step.weightScale.empty();
-  const WeightEntry *wScales = fp8 ? manifest_->weights.find(step.weightScale) : nullptr;
+  const WeightEntry *wScales =
+      fp8 ? manifest_->weights.find(step.weightScale) : nullptr;
   // The output is a plan buffer of its own dtype, or the f32 logits.
   DType outDType = step.args[1].kind == PlanArg::Kind::Buffer
                        ? bufferDType(step.args[1].name)
                        : DType::F32;
-  cudaDataType_t in = fp8 ? CUDA_R_8F_E4M3 : cudaType(dtype_), out = cudaType(outDType);
+  cudaDataType_t in = fp8 ? CUDA_R_8F_E4M3 : cudaType(dtype_),
+                 out = cudaType(outDType);
   cublasLtMatmulDesc_t desc;
-  COHERE2C_CHECK(api_->cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  COHERE2C_CHECK(
+      api_->cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   cublasOperation_t transpose = CUBLAS_OP_T;
   COHERE2C_CHECK(api_->cublasLtMatmulDescSetAttribute(
       desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
   if (fp8) {
     // Rowwise scales: D (n x m) = diag(w_scale) W^T A diag(a_scale).
-    cublasLtMatmulMatrixScale_t outer = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
-    void *wScale = (void *)(weights_.ptr + wScales->offset), *xScale = (void *)aScales;
+    cublasLtMatmulMatrixScale_t outer =
+        CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    void *wScale = (void *)(weights_.ptr + wScales->offset),
+         *xScale = (void *)aScales;
     COHERE2C_CHECK(api_->cublasLtMatmulDescSetAttribute(
         desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &outer, sizeof(outer)));
     COHERE2C_CHECK(api_->cublasLtMatmulDescSetAttribute(
@@ -202,9 +213,12 @@ Status CudaExecutor::gemm(const PlanStep &step, CUstream stream, CUdeviceptr a,
         desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &xScale, sizeof(xScale)));
   }
   cublasLtMatrixLayout_t wLayout, aLayout, cLayout;
-  COHERE2C_CHECK(api_->cublasLtMatrixLayoutCreate(&wLayout, in, step.k, step.n, step.k));
-  COHERE2C_CHECK(api_->cublasLtMatrixLayoutCreate(&aLayout, in, step.k, m, step.k));
-  COHERE2C_CHECK(api_->cublasLtMatrixLayoutCreate(&cLayout, out, step.n, m, step.n));
+  COHERE2C_CHECK(
+      api_->cublasLtMatrixLayoutCreate(&wLayout, in, step.k, step.n, step.k));
+  COHERE2C_CHECK(
+      api_->cublasLtMatrixLayoutCreate(&aLayout, in, step.k, m, step.k));
+  COHERE2C_CHECK(
+      api_->cublasLtMatrixLayoutCreate(&cLayout, out, step.n, m, step.n));
   auto key = std::make_tuple(m, step.n, step.k, (int)out, fp8);
   auto found = algos_.find(key);
   if (found == algos_.end()) {
@@ -212,22 +226,26 @@ Status CudaExecutor::gemm(const PlanStep &step, CUstream stream, CUdeviceptr a,
     COHERE2C_CHECK(api_->cublasLtMatmulPreferenceCreate(&pref));
     size_t workspace = kWorkspaceBytes;
     COHERE2C_CHECK(api_->cublasLtMatmulPreferenceSetAttribute(
-        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)));
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+        sizeof(workspace)));
     cublasLtMatmulHeuristicResult_t result;
     int count = 0;
     COHERE2C_CHECK(api_->cublasLtMatmulAlgoGetHeuristic(
-        cublas_, desc, wLayout, aLayout, cLayout, cLayout, pref, 1, &result, &count));
+        cublas_, desc, wLayout, aLayout, cLayout, cLayout, pref, 1, &result,
+        &count));
     api_->cublasLtMatmulPreferenceDestroy(pref);
     if (count == 0)
-      return Status::error("cuBLASLt has no algorithm for the GEMM of " + step.weight);
+      return Status::error("cuBLASLt has no algorithm for the GEMM of " +
+                           step.weight);
     found = algos_.emplace(key, result.algo).first;
   }
   float alpha = step.alpha, beta = 0;
   COHERE2C_CHECK(api_->cublasLtMatmul(
-      cublas_, desc, &alpha, (void *)(weights_.ptr + w->offset), wLayout, (void *)a,
-      aLayout, &beta, (void *)c, cLayout, (void *)c, cLayout, &found->second,
-      (void *)(stream == sideStream_ ? sideWorkspace_ : workspace_).ptr, kWorkspaceBytes,
-      stream));
+      cublas_, desc, &alpha, (void *)(weights_.ptr + w->offset), wLayout,
+      (void *)a, aLayout, &beta, (void *)c, cLayout, (void *)c, cLayout,
+      &found->second,
+      (void *)(stream == sideStream_ ? sideWorkspace_ : workspace_).ptr,
+      kWorkspaceBytes, stream));
   api_->cublasLtMatrixLayoutDestroy(wLayout);
   api_->cublasLtMatrixLayoutDestroy(aLayout);
   api_->cublasLtMatrixLayoutDestroy(cLayout);
@@ -246,6 +264,10 @@ void CudaExecutor::destroyGraphs() {
 Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
   if (Status s = in.check(limits_); !s.ok())
     return s;
+  if (Status s =
+          api_->check(api_->cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+      !s.ok())
+    return s;
   const Manifest &m = *manifest_;
   int64_t tokens = in.ids.size(), rows = in.logitRows.size();
   int64_t vocab = m.config.vocabSize;
@@ -259,12 +281,13 @@ Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
     width[g] = (w + kTableWidthStep - 1) / kTableWidthStep * kTableWidthStep;
     tables[g].assign(seqs * width[g], 0);
     for (int64_t r = 0; r < seqs; ++r)
-      std::copy_n(in.tables[g].begin() + r * w, w, tables[g].begin() + r * width[g]);
+      std::copy_n(in.tables[g].begin() + r * w, w,
+                  tables[g].begin() + r * width[g]);
   }
   std::vector<int32_t> generatedRows = in.generatedRows();
-  std::map<std::string, int64_t> params =
-      stepParams(tokens, generatedRows.size(), rows, limits_.blockSize, width[kFullGroup],
-                 width[kSlidingGroup], in.maxKeys(false), in.maxKeys(true), in.greedyOnly);
+  std::map<std::string, int64_t> params = stepParams(
+      tokens, generatedRows.size(), rows, limits_.blockSize, width[kFullGroup],
+      width[kSlidingGroup], in.maxKeys(false), in.maxKeys(true), in.greedyOnly);
   struct Upload {
     const char *name;
     const void *data;
@@ -275,8 +298,10 @@ Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
         Upload{"positions", in.positions.data(), in.positions.size() * 4},
         Upload{"seqs", in.seqRows.data(), in.seqRows.size() * 4},
         Upload{"generated", in.generated.data(), in.generated.size() * 4},
-        Upload{"generated_rows", generatedRows.data(), generatedRows.size() * 4},
-        Upload{"full_tables", tables[kFullGroup].data(), tables[kFullGroup].size() * 4},
+        Upload{"generated_rows", generatedRows.data(),
+               generatedRows.size() * 4},
+        Upload{"full_tables", tables[kFullGroup].data(),
+               tables[kFullGroup].size() * 4},
         Upload{"sliding_tables", tables[kSlidingGroup].data(),
                tables[kSlidingGroup].size() * 4},
         Upload{"logit_rows", in.logitRows.data(), in.logitRows.size() * 4}}) {
@@ -291,15 +316,16 @@ Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
   if (!s.ok())
     return s;
   for (const PlanBuffer &b : m.launchPlan.buffers) {
-    s = ensure(buffers_[b.name], std::max<int64_t>(params.at(b.rowsParam), 1) * b.width *
-                                     dtypeSize(b.dtype));
+    s = ensure(buffers_[b.name], std::max<int64_t>(params.at(b.rowsParam), 1) *
+                                     b.width * dtypeSize(b.dtype));
     if (!s.ok())
       return s;
   }
   // Decode steps (a token per sequence, each wanting logits) replay graphs;
   // prefill steps, whose sizes rarely repeat, launch directly.
-  s = isDecodeStep(tokens, generatedRows.size(), in.numSeqs, rows) ? launchGraph(params)
-                                                                   : enqueueSteps(params);
+  s = isDecodeStep(tokens, generatedRows.size(), in.numSeqs, rows)
+          ? launchGraph(params)
+          : enqueueSteps(params);
   if (!s.ok())
     return s;
   // A greedy batch copies a token per row (the plan's greedy_tokens
@@ -308,11 +334,13 @@ Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
     output.greedyTokens.resize(rows);
     if (rows)
       COHERE2C_CHECK(api_->cuMemcpyDtoHAsync(output.greedyTokens.data(),
-                                             inputs_["greedy_tokens"].ptr, rows * 4, stream_));
+                                             inputs_["greedy_tokens"].ptr,
+                                             rows * 4, stream_));
   } else {
     output.logits.resize(rows * vocab);
     if (rows)
-      COHERE2C_CHECK(api_->cuMemcpyDtoHAsync(output.logits.data(), inputs_["logits"].ptr,
+      COHERE2C_CHECK(api_->cuMemcpyDtoHAsync(output.logits.data(),
+                                             inputs_["logits"].ptr,
                                              rows * vocab * 4, stream_));
   }
   COHERE2C_CHECK(api_->cuStreamSynchronize(stream_));
@@ -329,7 +357,8 @@ Status CudaExecutor::launchGraph(const std::map<std::string, int64_t> &params) {
     // Widths only grow while sequences decode: most old graphs are dead.
     if ((int64_t)graphs_.size() >= kMaxGraphs)
       destroyGraphs();
-    COHERE2C_CHECK(api_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    COHERE2C_CHECK(api_->cuStreamBeginCapture(
+        stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
     Status enqueued = enqueueSteps(params);
     Graph g;
     CUresult ended = api_->cuStreamEndCapture(stream_, &g.graph);
@@ -352,7 +381,8 @@ Status CudaExecutor::launchGraph(const std::map<std::string, int64_t> &params) {
   return Status::success();
 }
 
-Status CudaExecutor::enqueueSteps(const std::map<std::string, int64_t> &params) {
+Status
+CudaExecutor::enqueueSteps(const std::map<std::string, int64_t> &params) {
   const Manifest &m = *manifest_;
   auto pointer = [&](const PlanArg &a) -> CUdeviceptr {
     switch (a.kind) {
@@ -388,21 +418,24 @@ Status CudaExecutor::enqueueSteps(const std::map<std::string, int64_t> &params) 
     // serves every fork, one every join). Without the side stream, every
     // step runs on the main one in plan order.
     CUstream stream = sideStream && step.side ? sideStream_ : stream_;
-    if (step.kind == PlanStep::Kind::Fork || step.kind == PlanStep::Kind::Join) {
+    if (step.kind == PlanStep::Kind::Fork ||
+        step.kind == PlanStep::Kind::Join) {
       if (!sideStream)
         continue;
       bool fork = step.kind == PlanStep::Kind::Fork;
       CUevent event = fork ? forkEvent_ : joinEvent_;
       COHERE2C_CHECK(api_->cuEventRecord(event, fork ? stream_ : sideStream_));
-      COHERE2C_CHECK(api_->cuStreamWaitEvent(fork ? sideStream_ : stream_, event, 0));
+      COHERE2C_CHECK(
+          api_->cuStreamWaitEvent(fork ? sideStream_ : stream_, event, 0));
       forked = fork;
       continue;
     }
     if (step.kind == PlanStep::Kind::Gemm) {
       if (params.at(step.mParam) == 0)
         continue; // e.g. no logits wanted from a prefill chunk
-      Status s = gemm(step, stream, pointer(step.args[0]), pointer(step.args[1]),
-                      params.at(step.mParam), step.args.size() > 2 ? pointer(step.args[2]) : 0);
+      Status s = gemm(step, stream, pointer(step.args[0]),
+                      pointer(step.args[1]), params.at(step.mParam),
+                      step.args.size() > 2 ? pointer(step.args[2]) : 0);
       if (!s.ok())
         return fail(s);
       continue;
@@ -436,9 +469,10 @@ Status CudaExecutor::enqueueSteps(const std::map<std::string, int64_t> &params) 
     config.hStream = stream;
     config.attrs = &early;
     config.numAttrs = 1;
-    Status launched = api_->check(
-        api_->cuLaunchKernelEx(&config, kernels_[step.kernel], args.data(), nullptr),
-        "cuLaunchKernelEx");
+    Status launched =
+        api_->check(api_->cuLaunchKernelEx(&config, kernels_[step.kernel],
+                                           args.data(), nullptr),
+                    "cuLaunchKernelEx");
     if (!launched.ok())
       return fail(Status::error(launched.message() + " (" + step.kernel + ")"));
   }

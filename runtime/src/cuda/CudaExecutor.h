@@ -7,7 +7,10 @@
 // (events): generated kernels through cuLaunchKernelEx with programmatic
 // dependent launch (each may start before the previous one on its stream
 // ends and waits for its results itself), GEMMs through cuBLASLt (a
-// workspace per stream). Every CUDA call is checked. Not thread-safe.
+// workspace per stream). Every CUDA call is checked. Not thread-safe, but
+// not tied to a thread either: each call makes the device's primary context
+// current on the calling thread (a server creates the executor on one thread
+// and steps it on its engine thread).
 //
 //===----------------------------------------------------------------------===//
 #ifndef COHERE2C_RUNTIME_CUDA_CUDAEXECUTOR_H
@@ -58,14 +61,16 @@ private:
   void destroyGraphs();
   /// One GEMM of the plan on `stream` (with that stream's workspace);
   /// `aScales` are a's per-token scales (FP8 only).
-  Status gemm(const PlanStep &step, CUstream stream, CUdeviceptr a, CUdeviceptr c, int64_t m,
-              CUdeviceptr aScales);
+  Status gemm(const PlanStep &step, CUstream stream, CUdeviceptr a,
+              CUdeviceptr c, int64_t m, CUdeviceptr aScales);
 
   std::unique_ptr<CudaApi> api_;
   const Manifest *manifest_ = nullptr;
   std::string deviceName_;
+  CUcontext context_ = nullptr;
   CUstream stream_ = nullptr, sideStream_ = nullptr;
-  CUevent forkEvent_ = nullptr, joinEvent_ = nullptr; // the plan's fork and join steps
+  CUevent forkEvent_ = nullptr,
+          joinEvent_ = nullptr; // the plan's fork and join steps
   CUmodule module_ = nullptr;
   std::map<std::string, CUfunction> kernels_;
   cublasLtHandle_t cublas_ = nullptr;
@@ -86,7 +91,9 @@ private:
   std::map<std::map<std::string, int64_t>, Graph> graphs_;
   int64_t generation_ = 0, graphsGeneration_ = 0;
   /// cuBLASLt's best algorithm per (m, n, k, output dtype, FP8).
-  std::map<std::tuple<int64_t, int64_t, int64_t, int, bool>, cublasLtMatmulAlgo_t> algos_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int, bool>,
+           cublasLtMatmulAlgo_t>
+      algos_;
 };
 
 } // namespace cohere2c

@@ -1,0 +1,57 @@
+//===- HttpServer.h - HTTP/1.1 transport of cohere2c-serve ----------------===//
+//
+// Boost.Beast over Asio (header-only, so the binary still needs only libc,
+// libstdc++ and libdl): one acceptor thread, and one thread per connection
+// reading requests (keep-alive), handing them to the Api and writing its
+// responses; server-sent events go out with chunked transfer encoding. A
+// thread per connection keeps a streaming response's code straight-line;
+// the engine, not HTTP, bounds the work in flight. Limits: request bodies
+// over maxBodyBytes get 413; a connection silent for idleTimeout is closed;
+// connections past maxConnections get 503.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COHERE2C_SERVE_HTTPSERVER_H
+#define COHERE2C_SERVE_HTTPSERVER_H
+
+#include "Support/Status.h"
+#include "serve/Api.h"
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace cohere2c::serve {
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8000; // 0: any free port (port() says which)
+  size_t maxBodyBytes = size_t(32) << 20;
+  std::chrono::seconds idleTimeout{60};
+  int64_t maxConnections = 4096;
+};
+
+class HttpServer {
+public:
+  /// Binds and listens. Errors: a host that does not resolve, a port in use.
+  static StatusOr<std::unique_ptr<HttpServer>>
+  listen(const HttpServerOptions &options, Api &api);
+  ~HttpServer();
+  uint16_t port() const;
+  /// Accepts connections until stopAccepting(); returns then.
+  void run();
+  /// Closes the listening socket (from any thread); connections in flight
+  /// go on.
+  void stopAccepting();
+  /// Waits up to `timeout` for every connection to close; whether they did.
+  bool waitForConnections(std::chrono::milliseconds timeout);
+
+  struct Impl;
+
+private:
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace cohere2c::serve
+
+#endif // COHERE2C_SERVE_HTTPSERVER_H
