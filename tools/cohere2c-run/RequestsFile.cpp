@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sys/stat.h>
@@ -17,18 +18,6 @@ namespace cohere2c {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-/// `value` if it is an integer in [low, high].
-std::optional<int64_t> integerIn(const json &value, int64_t low, int64_t high) {
-  if (value.is_number_unsigned())
-    return value.get<uint64_t>() <= (uint64_t)high
-               ? std::optional<int64_t>(value.get<uint64_t>())
-               : std::nullopt;
-  if (!value.is_number_integer() || value.get<int64_t>() < low ||
-      value.get<int64_t>() > high)
-    return std::nullopt;
-  return value.get<int64_t>();
-}
 
 constexpr const char *kFields[] = {
     "id",          "prompt_ids", "prompt",         "messages",
@@ -167,6 +156,45 @@ private:
 
 } // namespace
 
+std::optional<int64_t> integerIn(const json &value, int64_t low, int64_t high) {
+  if (value.is_number_unsigned())
+    return value.get<uint64_t>() <= (uint64_t)high
+               ? std::optional<int64_t>(value.get<uint64_t>())
+               : std::nullopt;
+  if (!value.is_number_integer() || value.get<int64_t>() < low ||
+      value.get<int64_t>() > high)
+    return std::nullopt;
+  return value.get<int64_t>();
+}
+
+Status forEachJsonLine(
+    const std::string &path,
+    const std::function<Status(const json &, const std::string &, int)>
+        &onLine) {
+  std::ifstream in(path);
+  if (!in)
+    return Status::error(path + ": cannot open (" + std::strerror(errno) + ")");
+  // A device such as /dev/zero would be read forever, never ending a line.
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0 &&
+      (S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode)))
+    return Status::error(path + ": a device, not a file of JSON lines");
+  std::string line;
+  for (int lineNo = 1; std::getline(in, line); ++lineNo) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    std::string where = path + ":" + std::to_string(lineNo);
+    json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+      return Status::error(where + ": not a JSON object");
+    if (Status s = onLine(j, where, lineNo); !s.ok())
+      return s;
+  }
+  if (in.bad())
+    return Status::error(path + ": cannot read (" + std::strerror(errno) + ")");
+  return Status::success();
+}
+
 int64_t logitsRowsEnd(const Request &r) {
   int64_t prompt = r.promptIds.size();
   return r.maxNewTokens - 1 > kInt64Max - prompt ? kInt64Max
@@ -176,40 +204,26 @@ int64_t logitsRowsEnd(const Request &r) {
 StatusOr<std::vector<Request>> readRequests(const std::string &path,
                                             const Request &defaults,
                                             const text::ModelText *text) {
-  std::ifstream in(path);
-  if (!in)
-    return Status::error(path + ": cannot open (" + std::strerror(errno) + ")");
-  // A device such as /dev/zero would be read forever, never ending a line.
-  struct stat info;
-  if (stat(path.c_str(), &info) == 0 &&
-      (S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode)))
-    return Status::error(path + ": a device, not a file of requests");
   std::vector<Request> requests;
   std::map<std::string, int> lineOfId;
-  std::string line;
-  for (int lineNo = 1; std::getline(in, line); ++lineNo) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos)
-      continue;
-    std::string where = path + ":" + std::to_string(lineNo);
-    json j = json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
-      return Status::error(where + ": not a JSON object");
-    Request r = defaults;
-    r.id = !j.contains("id")     ? "line-" + std::to_string(lineNo)
-           : j["id"].is_string() ? j["id"].get<std::string>()
-                                 : j["id"].dump();
-    auto [previous, isNew] = lineOfId.emplace(r.id, lineNo);
-    if (!isNew)
-      return Status::error(where + ": request id '" + r.id +
-                           "' is already used on line " +
-                           std::to_string(previous->second));
-    Status read = LineReader(j, where, text).read(r);
-    if (!read.ok())
-      return read;
-    requests.push_back(std::move(r));
-  }
-  if (in.bad())
-    return Status::error(path + ": cannot read (" + std::strerror(errno) + ")");
+  Status read = forEachJsonLine(
+      path, [&](const json &j, const std::string &where, int lineNo) {
+        Request r = defaults;
+        r.id = !j.contains("id")     ? "line-" + std::to_string(lineNo)
+               : j["id"].is_string() ? j["id"].get<std::string>()
+                                     : j["id"].dump();
+        auto [previous, isNew] = lineOfId.emplace(r.id, lineNo);
+        if (!isNew)
+          return Status::error(where + ": request id '" + r.id +
+                               "' is already used on line " +
+                               std::to_string(previous->second));
+        Status s = LineReader(j, where, text).read(r);
+        if (s.ok())
+          requests.push_back(std::move(r));
+        return s;
+      });
+  if (!read.ok())
+    return read;
   if (requests.empty())
     return Status::error(path + ": no requests");
   return requests;

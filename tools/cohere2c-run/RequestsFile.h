@@ -18,8 +18,12 @@
 #include "scheduler/Engine.h"
 #include "text/ModelText.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +42,19 @@ constexpr NumberRange kTemperatureRange{"a number >= 0",
                                         [](double t) { return t >= 0; }};
 constexpr NumberRange kTopPRange{"a number in (0, 1]",
                                  [](double p) { return p > 0 && p <= 1; }};
+
+/// `value` if it is an integer in [low, high].
+std::optional<int64_t> integerIn(const nlohmann::ordered_json &value,
+                                 int64_t low, int64_t high);
+
+/// Calls `onLine(object, "FILE:LINE", line number)` for each non-blank line
+/// of the file at `path`, stopping at its first error. Errors: the file
+/// cannot be opened or read, is a device, or a line is not a JSON object
+/// (naming FILE:LINE).
+Status
+forEachJsonLine(const std::string &path,
+                const std::function<Status(const nlohmann::ordered_json &,
+                                           const std::string &, int)> &onLine);
 
 /// The end of a request's logits rows: rows exist for positions
 /// [0, P + N - 1) (the last generated token is never fed back). N may be as

@@ -4,16 +4,19 @@
 //   cohere2c-run model.so --prompt "In the beginning"
 //   cohere2c-run tiny.so --prompt-ids 5,17,33 --max-new-tokens 24
 //   cohere2c-run tiny.so --requests requests.jsonl --max-batch 8
+//   cohere2c-run model.so --perplexity heldout.jsonl
 //
 // stdout: the answer as text while it is generated (--prompt, --chat), the
-// generated ids on one line (--prompt-ids, --print-ids), or one JSON line
-// per finished request (--requests); stderr: timings and KV-cache use.
+// generated ids on one line (--prompt-ids, --print-ids), one JSON line per
+// finished request (--requests), or the perplexity as one JSON line
+// (--perplexity); stderr: timings and KV-cache use.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Artifact.h"
 #include "LogitsTarget.h"
 #include "ModelLoading.h"
+#include "Perplexity.h"
 #include "RequestsFile.h"
 #include "Weights.h"
 #include "scheduler/Engine.h"
@@ -106,7 +109,7 @@ StatusOr<std::vector<int32_t>> parseIds(const std::string &text) {
 
 /// The command line.
 struct Options {
-  std::string artifact, promptIds, prompt, chat, system, requests;
+  std::string artifact, promptIds, prompt, chat, system, requests, perplexity;
   std::string logitsOut, logitsDir, checkpoint;
   std::optional<uint64_t> randomSeed;
   int64_t logitsFrom = 0;
@@ -144,8 +147,12 @@ void addPromptOptions(CLI::App &app, Options &o) {
                      "\"temperature\", \"top_k\", "
                      "\"top_p\", \"seed\"} per line (a request's own sampling "
                      "values win over the options)");
-  for (CLI::Option *a : {ids, prompt, chat, requests})
-    for (CLI::Option *b : {ids, prompt, chat, requests})
+  auto *perplexity = app.add_option(
+      "--perplexity", o.perplexity,
+      "JSONL file: {\"ids\": [...]} or {\"text\": ...} per line; prints the "
+      "perplexity (teacher forced, prompt steps only, no prefix reuse)");
+  for (CLI::Option *a : {ids, prompt, chat, requests, perplexity})
+    for (CLI::Option *b : {ids, prompt, chat, requests, perplexity})
       if (a != b)
         a->excludes(b);
   app.add_flag("--print-ids", o.printIds, "print the generated ids, not text");
@@ -218,8 +225,9 @@ void addSamplingOptions(CLI::App &app, Options &o) {
 
 /// Combinations CLI11 does not check, and the output folders.
 Status checkOptions(const Options &o) {
-  if (!o.single() && o.requests.empty())
-    return Status::error("give --prompt, --chat, --prompt-ids or --requests");
+  if (!o.single() && o.requests.empty() && o.perplexity.empty())
+    return Status::error(
+        "give --prompt, --chat, --prompt-ids, --requests or --perplexity");
   if (o.hasLogitsOut && !o.single())
     return Status::error(
         "--logits-out needs one prompt (with --requests: --logits-dir)");
@@ -439,6 +447,21 @@ Status serveFile(Engine &engine, const std::vector<Request> &requests,
   return results.ok() ? failed : results.status();
 }
 
+/// Serves the requests as the options ask.
+Status serve(Engine &engine, const std::vector<Request> &requests,
+             const Options &o, const text::ModelText *text,
+             const LogitsTarget &logitsTarget, int64_t vocab) {
+  if (o.single())
+    return serveSingle(engine, requests.front(), o, text, logitsTarget, vocab);
+  if (o.perplexity.empty())
+    return serveFile(engine, requests, o, text, vocab);
+  auto report = scorePerplexity(engine, requests, vocab);
+  if (!report.ok())
+    return report.status();
+  std::cout << report->json() << std::endl;
+  return Status::success();
+}
+
 void printStats(const EngineStats &stats, const EngineOptions &options) {
   std::fprintf(
       stderr,
@@ -479,6 +502,13 @@ Status runTool(Options &o) {
     if (!r.ok())
       return r.status();
     requests.push_back(*r);
+  } else if (!o.perplexity.empty()) {
+    auto read = readPerplexityFile(o.perplexity, text->get());
+    if (!read.ok())
+      return read.status();
+    requests = std::move(*read);
+    // Every logits row is scored: none may come from the cache.
+    o.engine.prefixCache = false;
   } else {
     auto read = fileRequests(o, text->get());
     if (!read.ok())
@@ -497,10 +527,8 @@ Status runTool(Options &o) {
     return engine.status();
 
   int64_t vocab = manifest.config.vocabSize;
-  Status served = o.single()
-                      ? serveSingle(**engine, requests.front(), o, text->get(),
-                                    logitsTarget, vocab)
-                      : serveFile(**engine, requests, o, text->get(), vocab);
+  Status served =
+      serve(**engine, requests, o, text->get(), logitsTarget, vocab);
   if (!served.ok())
     return served;
   printStats((*engine)->stats(), o.engine);

@@ -1,0 +1,32 @@
+#!/usr/bin/env python3
+"""Writes the first N sequences of a perplexity.json as cohere2c-run --perplexity lines, or
+checks cohere2c-run's answer against the float64 NLLs of the same sequences.
+
+    check_perplexity.py write PERPLEXITY_JSON N OUT.jsonl
+    check_perplexity.py check PERPLEXITY_JSON N ANSWER_JSON_LINE_FILE TOLERANCE
+
+check: each sequence's NLL and the perplexity within TOLERANCE (relative) of the float64 oracle's,
+the tokens scored equal; prints "perplexity P (float64 Q)" and exits 1 on a difference.
+"""
+import json
+import math
+import sys
+
+mode, path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with open(path) as f:
+    ref = json.load(f)
+if mode == "write":
+    with open(sys.argv[4], "w") as f:
+        for ids in ref["sequences"][:n]:
+            f.write(json.dumps({"ids": ids}) + "\n")
+    sys.exit(0)
+with open(sys.argv[4]) as f:
+    answer = json.loads(f.readline())
+tolerance = float(sys.argv[5])
+nll, scored = ref["nll_f64"][:n], ref["tokens_scored"][:n]
+want = math.exp(sum(nll) / sum(scored))
+bad = answer["tokens_scored"] != sum(scored) or len(answer["nll"]) != n
+bad |= any(abs(a - b) > tolerance * abs(b) for a, b in zip(answer["nll"], nll))
+bad |= abs(answer["perplexity"] - want) > tolerance * want
+print(f"{'MISMATCH ' if bad else ''}perplexity {answer['perplexity']:.6f} (float64 {want:.6f})")
+sys.exit(1 if bad else 0)
