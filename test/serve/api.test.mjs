@@ -113,6 +113,9 @@ describe('completions', () => {
       [JSON.stringify({ messages: [{ role: 'user', content: 'word '.repeat(3000) }] }), 400],
       [JSON.stringify({ messages: chats.chat_cruft, max_tokens: 5000 }), 400],
       [JSON.stringify({ messages: chats.chat_cruft, model: 'gpt-4' }), 404],
+      // Fields that would change the answer and are not implemented are refused, not ignored.
+      [JSON.stringify({ messages: chats.chat_cruft, logit_bias: { 19: -100 } }), 400],
+      [JSON.stringify({ messages: chats.chat_cruft, presence_penalty: 0.5 }), 400],
     ];
     for (const [body, status] of cases) {
       const r = await post(body);
@@ -123,6 +126,12 @@ describe('completions', () => {
     }
     const roles = await (await post(cases[5][0])).json();
     assert.match(roles.error.message, /Conversation roles must alternate/);
+    const bias = await (await post(cases[9][0])).json();
+    assert.equal(bias.error.param, 'logit_bias');
+    // Their neutral values are accepted.
+    const neutral = await post(JSON.stringify({ messages: chats.chat_cruft, max_tokens: 2,
+                                                presence_penalty: 0, logit_bias: {} }));
+    assert.equal(neutral.status, 200);
     const long = await (await post(cases[6][0])).json();
     assert.match(long.error.message, /longer than the context|context/);
     const notFound = await fetch(`${server.url}/v1/nothing`);

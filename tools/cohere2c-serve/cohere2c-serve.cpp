@@ -38,6 +38,7 @@ struct Options {
   bool noPrefixCache = false;
   int64_t maxWaiting = 4096;
   double shutdownGrace = 30;
+  int64_t idleTimeoutSeconds = 60;
 };
 
 int fail(const std::string &message) {
@@ -91,6 +92,10 @@ std::optional<int> parseOptions(int argc, char **argv, Options &o) {
   app.add_option("--max-body-bytes", o.http.maxBodyBytes,
                  "larger request bodies get 413")
       ->capture_default_str();
+  app.add_option("--idle-timeout", o.idleTimeoutSeconds,
+                 "seconds a connection may take to send a whole request")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
   app.add_option("--shutdown-grace", o.shutdownGrace,
                  "seconds requests in flight may take to finish after SIGTERM")
       ->check(CLI::Range(0.0, 3600.0))
@@ -103,6 +108,7 @@ std::optional<int> parseOptions(int argc, char **argv, Options &o) {
     return fail(e.what());
   }
   o.engine.prefixCache = !o.noPrefixCache;
+  o.http.idleTimeout = std::chrono::seconds(o.idleTimeoutSeconds);
   if (o.modelName.empty())
     o.modelName = std::filesystem::path(o.artifact).stem().string();
   return std::nullopt;

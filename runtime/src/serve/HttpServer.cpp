@@ -6,9 +6,11 @@
 #include <boost/beast.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <poll.h>
 #include <sys/socket.h>
 #include <thread>
@@ -92,13 +94,26 @@ struct HttpServer::Impl {
   std::mutex mutex;
   std::condition_variable closed;
   int64_t connections = 0;
-  /// Sockets of live connections waiting for their next request (idle)
-  /// or not; under `mutex`.
-  std::map<int, bool> idle;
+  /// Sockets of live connections: since when each waits for its next
+  /// request (idle; reading it counts too), or nothing while it is served;
+  /// under `mutex`.
+  std::map<int, std::optional<std::chrono::steady_clock::time_point>> idle;
   std::atomic<bool> stopping{false};
+  /// Closes connections idle past idleTimeout. SO_RCVTIMEO cannot: Asio's
+  /// blocking read waits again when the socket times out.
+  std::thread reaper;
 
   Impl(const HttpServerOptions &options, Api &api)
-      : options(options), api(api) {}
+      : options(options), api(api), reaper([this] { reapIdle(); }) {}
+  ~Impl() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    closed.notify_all();
+    reaper.join();
+  }
+  void reapIdle();
 
   void serve(tcp::socket socket);
   /// One request of a connection; false when the connection should close.
@@ -108,10 +123,23 @@ struct HttpServer::Impl {
   bool setIdle(int fd, bool isIdle);
 };
 
+void HttpServer::Impl::reapIdle() {
+  std::unique_lock<std::mutex> lock(mutex);
+  while (!stopping) {
+    closed.wait_for(lock, std::chrono::seconds(1));
+    auto now = std::chrono::steady_clock::now();
+    for (auto &[fd, since] : idle)
+      if (since && now - *since > options.idleTimeout) {
+        ::shutdown(fd, SHUT_RDWR); // its blocking read returns
+        since.reset();
+      }
+  }
+}
+
 void HttpServer::Impl::serve(tcp::socket socket) {
+  // A client that stops reading a response is dropped after idleTimeout
+  // (a blocking write does give up on SO_SNDTIMEO: it ends the stream).
   timeval timeout{(time_t)options.idleTimeout.count(), 0};
-  setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &timeout,
-             sizeof timeout);
   setsockopt(socket.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &timeout,
              sizeof timeout);
   socket.set_option(tcp::no_delay(true));
@@ -129,7 +157,10 @@ void HttpServer::Impl::serve(tcp::socket socket) {
 
 bool HttpServer::Impl::setIdle(int fd, bool isIdle) {
   std::lock_guard<std::mutex> lock(mutex);
-  idle[fd] = isIdle;
+  if (isIdle)
+    idle[fd] = std::chrono::steady_clock::now();
+  else
+    idle[fd].reset();
   return !(isIdle && stopping);
 }
 
@@ -251,8 +282,8 @@ void HttpServer::stopAccepting() {
   impl_->stopping = true;
   if (impl_->acceptor.is_open())
     ::shutdown(impl_->acceptor.native_handle(), SHUT_RDWR);
-  for (auto [fd, isIdle] : impl_->idle)
-    if (isIdle)
+  for (auto &[fd, since] : impl_->idle)
+    if (since)
       ::shutdown(fd, SHUT_RDWR);
 }
 

@@ -6,8 +6,10 @@
 // responses; server-sent events go out with chunked transfer encoding. A
 // thread per connection keeps a streaming response's code straight-line;
 // the engine, not HTTP, bounds the work in flight. Limits: request bodies
-// over maxBodyBytes get 413; a connection silent for idleTimeout is closed;
-// connections past maxConnections get 503.
+// over maxBodyBytes get 413; a connection that has not delivered a whole
+// request idleTimeout after opening or after its last response is closed
+// (slow or silent clients cannot hold connections); connections past
+// maxConnections get 503.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COHERE2C_SERVE_HTTPSERVER_H

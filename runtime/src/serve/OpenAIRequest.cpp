@@ -29,7 +29,7 @@ public:
 
   std::optional<ApiError> common() {
     for (auto check : {&Fields::maxTokens, &Fields::sampling, &Fields::stop,
-                       &Fields::flags, &Fields::choices})
+                       &Fields::flags, &Fields::choices, &Fields::unsupported})
       if (auto error = (this->*check)())
         return error;
     return std::nullopt;
@@ -148,6 +148,27 @@ private:
     std::optional<int64_t> n;
     if (auto error = integer("n", 1, 1, n))
       return ApiError::badRequest("n must be 1 (one choice per prompt)", "n");
+    return std::nullopt;
+  }
+
+  /// Fields that would change the answer and that the engine does not
+  /// implement: refused unless absent, null or their neutral value, never
+  /// silently ignored.
+  std::optional<ApiError> unsupported() {
+    static const std::pair<const char *, json> kNeutral[] = {
+        {"logit_bias", json::object()},
+        {"frequency_penalty", 0},
+        {"presence_penalty", 0},
+        {"repetition_penalty", 1},
+        {"min_tokens", 0},
+        {"best_of", 1},
+        {"suffix", ""},
+        {"response_format", {{"type", "text"}}},
+        {"tool_choice", "auto"}};
+    for (const auto &[name, neutral] : kNeutral)
+      if (const json *v = get(name); v && *v != neutral)
+        return ApiError::badRequest(std::string(name) + " is not supported",
+                                    name);
     return std::nullopt;
   }
 
