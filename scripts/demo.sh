@@ -16,8 +16,10 @@ mkdir -p "$out"
 echo "question: $question"
 echo -n "answer:   "
 # 32 tokens: as many as the reference generated.
-answer=$("$bin/cohere2c-run" "$out/trained-cohere2.so" --chat "$question" --max-new-tokens 32 \
-         2> "$out/run.log" | tee /dev/stderr)
+# The answer streams to stdout as it is generated and into answer.txt.
+"$bin/cohere2c-run" "$out/trained-cohere2.so" --chat "$question" --max-new-tokens 32 \
+  2> "$out/run.log" | tee "$out/answer.txt"
+answer=$(cat "$out/answer.txt")
 expected=$(python3 "$root/scripts/reference_answer.py" "$model" chat_cruft)
 echo "reference: $expected"
 if [ "$answer" = "$expected" ]; then

@@ -3,15 +3,54 @@
 #include "Artifact.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <fstream>
 #include <sys/stat.h>
+#include <vector>
 
 namespace cohere2c {
+
+namespace {
+
+/// Whether the 64-bit ELF file at `path` of `size` bytes holds every
+/// segment and section table its header names. dlopen maps a truncated
+/// library as it is and dies of SIGBUS touching the missing pages, so a
+/// cut-off download or copy must be refused before it.
+Status checkElfExtent(const std::string &path, uint64_t size) {
+  std::ifstream in(path, std::ios::binary);
+  Elf64_Ehdr header;
+  if (!in.read(reinterpret_cast<char *>(&header), sizeof header) ||
+      std::string(reinterpret_cast<char *>(header.e_ident), 4) != ELFMAG ||
+      header.e_ident[EI_CLASS] != ELFCLASS64)
+    return Status::error(path + ": not a 64-bit ELF shared library");
+  auto ends = [&](uint64_t offset, uint64_t bytes) {
+    return offset <= size && bytes <= size - offset;
+  };
+  bool whole =
+      ends(header.e_shoff, uint64_t(header.e_shnum) * header.e_shentsize) &&
+      ends(header.e_phoff, uint64_t(header.e_phnum) * header.e_phentsize) &&
+      header.e_phentsize == sizeof(Elf64_Phdr);
+  std::vector<Elf64_Phdr> segments(whole ? header.e_phnum : 0);
+  in.seekg(header.e_phoff);
+  whole = whole && in.read(reinterpret_cast<char *>(segments.data()),
+                           segments.size() * sizeof(Elf64_Phdr));
+  for (const Elf64_Phdr &segment : segments)
+    whole = whole && ends(segment.p_offset, segment.p_filesz);
+  if (!whole)
+    return Status::error(path + ": truncated (" + std::to_string(size) +
+                         " bytes, fewer than its ELF headers name)");
+  return Status::success();
+}
+
+} // namespace
 
 StatusOr<std::unique_ptr<LoadedArtifact>>
 LoadedArtifact::load(const std::string &path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0)
     return Status::error(path + ": no such artifact");
+  if (Status whole = checkElfExtent(path, st.st_size); !whole.ok())
+    return whole;
   std::unique_ptr<LoadedArtifact> artifact(new LoadedArtifact());
   artifact->path_ = path;
   // A relative name without '/' would be searched on the library path.
