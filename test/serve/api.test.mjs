@@ -216,6 +216,11 @@ describe('access and limits', () => {
       const busy = all.filter((r) => r.status === 503);
       assert.ok(busy.length > 0, statuses.join());
       for (const r of busy) assert.equal(r.headers.get('retry-after'), '1');
+      // More prompts than the queue holds can never be admitted: 400, not 503.
+      const many = await fetch(`${server.url}/v1/completions`, {
+        method: 'POST', body: JSON.stringify({ prompt: ['a', 'b'], max_tokens: 1 }) });
+      assert.equal(many.status, 400);
+      assert.equal((await many.json()).error.param, 'prompt');
     } finally {
       assert.equal(await server.stop(), 0);
     }

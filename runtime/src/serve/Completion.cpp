@@ -96,6 +96,13 @@ public:
 
 private:
   std::optional<ApiError> submit() {
+    // More prompts than the queue holds would get 503 on every retry.
+    if ((int64_t)spec.prompts.size() > ctx.engine.maxWaiting())
+      return ApiError::badRequest(
+          std::to_string(spec.prompts.size()) +
+              " prompts in one request; the server queues at most " +
+              std::to_string(ctx.engine.maxWaiting()),
+          "prompt");
     for (const std::vector<int32_t> &prompt : spec.prompts) {
       Request r;
       r.id = id + "-" + std::to_string(choices.size());

@@ -69,6 +69,9 @@ public:
   Status validate(const Request &request) const {
     return engine_.validate(request);
   }
+  /// Most requests queued at once (more than this can never be admitted
+  /// together).
+  int64_t maxWaiting() const { return maxWaiting_; }
   /// Queues `request`. Errors: kQueueFull when maxWaiting requests wait;
   /// kShuttingDown after shutdown began.
   StatusOr<std::shared_ptr<RequestStream>> submit(const Request &request);
