@@ -23,13 +23,14 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "ModuleOp"> {
     Generates a `gpu.module @cohere2c_kernels` with one kernel per distinct
     specialization (embedding, layer norm, KV append with or without RoPE,
     attention per window, SwiGLU, residual sum, row gather) and records the
-    step as a launch plan in the module attribute `cohere2c.launch_plan`;
-    linear layers and the logits become GEMMs (cuBLASLt in the runtime).
+    step as a `plan.step`: the launches and, for linear layers and the
+    logits, GEMMs (cuBLASLt in the runtime).
     A `#attn.full` layer's kernels contain no rotary code and no window bound.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
                            "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
-                           "::mlir::NVVM::NVVMDialect", "::mlir::scf::SCFDialect"];
+                           "::mlir::NVVM::NVVMDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::cohere2c::plan::PlanDialect"];
 }
 
 #endif // COHERE2C_CONVERSION_PASSES

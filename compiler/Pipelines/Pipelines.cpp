@@ -4,22 +4,20 @@
 
 #include "Conversion/AttnToGPU/AttnToGPU.h"
 #include "Conversion/AttnToHost/AttnToHost.h"
+#include "Target/CUDA/LaunchPlanOf.h"
+#include "Target/CUDA/Ptxas.h"
 #include "cohere2c/Dialect/Attn/Transforms/Passes.h"
+#include "cohere2c/Dialect/Plan/Transforms/Passes.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FileUtilities.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
-#include "llvm/Support/Program.h"
 
 namespace mlir::cohere2c {
 #define GEN_PASS_REGISTRATION
@@ -27,19 +25,6 @@ namespace mlir::cohere2c {
 } // namespace mlir::cohere2c
 
 using namespace mlir;
-
-void mlir::cohere2c::registerPipelineDependencies(DialectRegistry &registry) {
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerAllToLLVMIRTranslations(registry);
-  static bool passesRegistered = [] {
-    registerAllPasses();
-    registerConversionPasses();
-    attn::registerAttnPasses();
-    return true;
-  }();
-  (void)passesRegistered;
-}
 
 namespace {
 
@@ -49,9 +34,45 @@ namespace {
 constexpr const char *kAttnPipeline =
     "attn-quantize-fp8-rowwise,cse,attn-fuse-norm-quant,attn-fuse-swiglu-quant,";
 
-/// Runs `pipeline` (text without the outer builtin.module(...), MLIR-NOTES)
-/// and fails on any error diagnostic, since some passes report errors and
-/// still succeed.
+/// Pipelines are written as text nested in the module (the form
+/// parsePassPipeline takes for an OpPassManager on builtin.module).
+std::string hostPipeline() {
+  return std::string(kAttnPipeline) +
+         "convert-attn-to-host,canonicalize,cse,loop-invariant-code-motion,"
+         "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+         "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
+         "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
+         "reconcile-unrealized-casts";
+}
+
+std::string cudaPipeline(StringRef toolkit) {
+  return std::string(kAttnPipeline) +
+         "convert-attn-to-gpu,plan-reuse-buffers,"
+         "nvvm-attach-target{chip=sm_90a features=+ptx80 O=3},"
+         "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"
+         "canonicalize,cse,reconcile-unrealized-casts),"
+         "gpu-module-to-binary{format=isa" +
+         (toolkit.empty() ? std::string() : " toolkit=" + toolkit.str()) + "}";
+}
+
+struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
+  Option<std::string> toolkit{*this, "toolkit",
+                              llvm::cl::desc("The CUDA toolkit (libdevice) folder")};
+};
+
+void registerPipelines() {
+  PassPipelineRegistration<>(
+      "cohere2c-lower-to-host", "attn -> the LLVM dialect for the host CPU",
+      [](OpPassManager &pm) { (void)parsePassPipeline(hostPipeline(), pm); });
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "cohere2c-lower-to-cuda", "attn -> sm_90a kernels (PTX) and a plan.step",
+      [](OpPassManager &pm, const CudaPipelineOptions &options) {
+        (void)parsePassPipeline(cudaPipeline(options.toolkit), pm);
+      });
+}
+
+/// Runs `pipeline` and fails on any error diagnostic, since some passes
+/// report errors and still succeed.
 llvm::Error runPipeline(ModuleOp module, StringRef pipeline) {
   std::string messages;
   llvm::raw_string_ostream os(messages);
@@ -67,92 +88,43 @@ llvm::Error runPipeline(ModuleOp module, StringRef pipeline) {
   if (failed(parsePassPipeline(pipeline, pm, os)))
     return llvm::createStringError("bad pipeline: " + messages);
   if (failed(pm.run(module)) || errors)
-    return llvm::createStringError(messages.empty() ? "lowering failed"
-                                                    : messages);
+    return llvm::createStringError(messages.empty() ? "lowering failed" : messages);
   return llvm::Error::success();
 }
 
 } // namespace
 
+void mlir::cohere2c::registerPipelineDependencies(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  static bool passesRegistered = [] {
+    registerAllPasses();
+    registerConversionPasses();
+    attn::registerAttnPasses();
+    plan::registerPlanPasses();
+    registerPipelines();
+    return true;
+  }();
+  (void)passesRegistered;
+}
+
 llvm::Error mlir::cohere2c::lowerAttnToHostLLVM(ModuleOp module) {
-  return runPipeline(
-      module,
-      std::string(kAttnPipeline) +
-      "convert-attn-to-host,canonicalize,cse,loop-invariant-code-motion,"
-      "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
-      "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
-      "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
-      "reconcile-unrealized-casts");
+  return runPipeline(module, hostPipeline());
 }
-
-llvm::Expected<std::string> mlir::cohere2c::findCudaToolkit() {
-  std::vector<std::string> candidates;
-  for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
-    if (std::optional<std::string> v = llvm::sys::Process::GetEnv(var))
-      candidates.push_back(*v);
-  candidates.push_back("/usr/local/cuda");
-  std::string tried;
-  for (const std::string &dir : candidates) {
-    if (llvm::sys::fs::can_execute(dir + "/bin/ptxas"))
-      return dir;
-    tried += " " + dir;
-  }
-  return llvm::createStringError(
-      "no CUDA toolkit with bin/ptxas found (set CUDA_HOME); looked in" + tried);
-}
-
-namespace {
-
-/// ptxas -arch=sm_90a on `ptx`; returns the cubin.
-llvm::Expected<std::string> assemble(llvm::StringRef ptx, llvm::StringRef toolkit) {
-  llvm::SmallString<128> ptxPath, cubinPath, logPath;
-  for (auto [path, ext] : {std::pair{&ptxPath, "ptx"}, {&cubinPath, "cubin"},
-                           {&logPath, "log"}})
-    if (std::error_code ec =
-            llvm::sys::fs::createTemporaryFile("cohere2c", ext, *path))
-      return llvm::createStringError("cannot create a temporary file: " +
-                                     ec.message());
-  llvm::FileRemover removePtx(ptxPath), removeCubin(cubinPath), removeLog(logPath);
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream out(ptxPath, ec);
-    if (ec)
-      return llvm::createStringError(ptxPath + ": " + ec.message());
-    out << ptx;
-  }
-  std::string ptxas = (toolkit + "/bin/ptxas").str();
-  llvm::SmallVector<llvm::StringRef> args = {ptxas, "-arch=sm_90a", "-O3",
-                                             ptxPath, "-o", cubinPath};
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath, logPath};
-  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects);
-  if (rc != 0) {
-    auto log = llvm::MemoryBuffer::getFile(logPath);
-    return llvm::createStringError("ptxas failed (" + std::to_string(rc) + "): " +
-                                   (log ? (*log)->getBuffer().str() : ""));
-  }
-  auto cubin = llvm::MemoryBuffer::getFile(cubinPath, /*IsText=*/false);
-  if (!cubin)
-    return llvm::createStringError("ptxas wrote no cubin");
-  return (*cubin)->getBuffer().str();
-}
-
-} // namespace
 
 llvm::Expected<mlir::cohere2c::CudaKernels>
 mlir::cohere2c::lowerAttnToCuda(ModuleOp module, llvm::StringRef toolkit) {
-  std::string pipeline =
-      std::string(kAttnPipeline) +
-      "convert-attn-to-gpu,nvvm-attach-target{chip=sm_90a features=+ptx80 O=3},"
-      "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"
-      "canonicalize,cse,reconcile-unrealized-casts),"
-      "gpu-module-to-binary{format=isa toolkit=" + toolkit.str() + "}";
-  if (llvm::Error e = runPipeline(module, pipeline))
+  if (llvm::Error e = runPipeline(module, cudaPipeline(toolkit)))
     return std::move(e);
   CudaKernels kernels;
-  auto plan = module->getAttrOfType<StringAttr>(kLaunchPlanAttrName);
-  if (!plan)
-    return llvm::createStringError("the lowering recorded no launch plan");
-  kernels.launchPlan = plan.getValue().str();
+  auto steps = module.getOps<plan::StepOp>();
+  if (steps.empty())
+    return llvm::createStringError("the lowering recorded no plan.step");
+  llvm::raw_string_ostream planIR(kernels.planIR);
+  (*steps.begin()).print(planIR);
+  planIR << "\n";
+  kernels.launchPlan = launchPlanOf(*steps.begin());
   module.walk([&](gpu::BinaryOp binary) {
     for (Attribute object : binary.getObjects())
       if (auto o = dyn_cast<gpu::ObjectAttr>(object))
@@ -161,7 +133,7 @@ mlir::cohere2c::lowerAttnToCuda(ModuleOp module, llvm::StringRef toolkit) {
   });
   if (kernels.ptx.empty())
     return llvm::createStringError("gpu-module-to-binary produced no PTX");
-  llvm::Expected<std::string> cubin = assemble(kernels.ptx, toolkit);
+  llvm::Expected<std::string> cubin = assemblePtx(kernels.ptx, toolkit);
   if (!cubin)
     return cubin.takeError();
   kernels.cubin = std::move(*cubin);

@@ -1,6 +1,19 @@
 //===- Pipelines.h - attn -> target code pipelines ---------------*- C++ -*-===//
+//
+// The two lowerings as registered pass pipelines, so that cohere2c-opt runs
+// each stage (--mlir-print-ir-after-all shows them) and the compiler runs
+// exactly the same passes:
+//   cohere2c-lower-to-host: the attn passes, convert-attn-to-host, then
+//     scf/memref/math/arith/func -> llvm;
+//   cohere2c-lower-to-cuda{toolkit=DIR}: the attn passes,
+//     convert-attn-to-gpu, plan-reuse-buffers, gpu/scf/math -> NVVM, PTX
+//     for sm_90a (gpu-module-to-binary, libdevice from the toolkit).
+//
+//===----------------------------------------------------------------------===//
 #ifndef COHERE2C_PIPELINES_PIPELINES_H
 #define COHERE2C_PIPELINES_PIPELINES_H
+
+#include "Artifact/LaunchPlan.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
@@ -9,31 +22,27 @@
 
 namespace mlir::cohere2c {
 
-/// Registers what the pipelines need in `registry`: the dialects they create,
-/// the ConvertToLLVM interfaces, the LLVM IR translations.
+/// Registers what the pipelines need in `registry` (the dialects they
+/// create, the ConvertToLLVM interfaces, the LLVM IR translations), and the
+/// passes and pipelines themselves.
 void registerPipelineDependencies(DialectRegistry &registry);
 
-/// Lowers an attn module (ModelToAttn.h) to the LLVM dialect for the host
-/// CPU: convert-attn-to-host, then scf/memref/math/arith/func -> llvm.
-/// Errors carry the diagnostics the passes printed.
+/// Runs cohere2c-lower-to-host on an attn module (ModelToAttn.h). Errors
+/// carry the diagnostics the passes printed.
 llvm::Error lowerAttnToHostLLVM(ModuleOp module);
 
 /// The compiled kernels of a cuda module: PTX for sm_90a and, assembled
-/// from it by ptxas, the cubin; and the launch plan (LaunchPlan JSON).
+/// from it by ptxas, the cubin; the launch plan, as the artifact carries it
+/// and as the plan.step IR it was read from.
 struct CudaKernels {
-  std::string ptx, cubin, launchPlan;
+  std::string ptx, cubin, planIR;
+  ::cohere2c::LaunchPlan launchPlan;
 };
 
-/// Lowers an attn module to kernels for sm_90a: convert-attn-to-gpu, then
-/// gpu/scf/math -> NVVM -> PTX (gpu-module-to-binary, format isa, libdevice
-/// from `cudaToolkit`), then `cudaToolkit`/bin/ptxas -arch=sm_90a.
-/// Errors carry the diagnostics of the passes or ptxas's output.
-llvm::Expected<CudaKernels> lowerAttnToCuda(ModuleOp module,
-                                            llvm::StringRef cudaToolkit);
-
-/// The CUDA toolkit folder: $CUDA_HOME, $CUDA_PATH or /usr/local/cuda,
-/// the first that holds bin/ptxas; an error says where it looked.
-llvm::Expected<std::string> findCudaToolkit();
+/// Runs cohere2c-lower-to-cuda on an attn module (libdevice from
+/// `cudaToolkit`), then `cudaToolkit`/bin/ptxas -arch=sm_90a. Errors carry
+/// the diagnostics of the passes or ptxas's output.
+llvm::Expected<CudaKernels> lowerAttnToCuda(ModuleOp module, llvm::StringRef cudaToolkit);
 
 } // namespace mlir::cohere2c
 

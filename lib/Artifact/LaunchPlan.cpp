@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -16,10 +18,22 @@ namespace {
 
 const char *kArgKinds[] = {"buffer", "weight", "input", "param", "int"};
 
-/// The step inputs an executor provides (PlanArg::Kind::Input).
-const char *kStepInputs[] = {"ids",          "positions",    "seqs",          "generated",
-                             "generated_rows", "full_tables", "full_pool",     "sliding_tables",
-                             "sliding_pool", "logit_rows",   "logits",        "greedy_tokens"};
+constexpr std::array<std::string_view, kNumPlanInputs> kPlanInputs = {
+    "ids",         "positions",      "seqs",        "generated",
+    "generated_rows", "full_tables", "full_pool",   "sliding_tables",
+    "sliding_pool", "logit_rows",    "logits",      "greedy_tokens"};
+
+/// The name an argument has in the plan's text.
+std::string argName(const PlanArg &a) {
+  switch (a.kind) {
+  case PlanArg::Kind::Input:
+    return std::string(planInputName(a.input));
+  case PlanArg::Kind::Param:
+    return std::string(stepParamName(a.param));
+  default:
+    return a.name;
+  }
+}
 
 StatusOr<DType> dtypeNamed(const std::string &name) {
   for (DType d : {DType::F32, DType::BF16, DType::F16, DType::F8E4M3})
@@ -40,53 +54,13 @@ const json &field(const json &o, const char *key) {
 
 } // namespace
 
-bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t rows) {
-  return tokens > 0 && generated == tokens && tokens == numSeqs && rows == tokens;
-}
+std::string_view planInputName(PlanInput input) { return kPlanInputs[(int)input]; }
 
-int64_t splitsFor(int64_t tokens, int64_t maxKeys) {
-  int64_t wanted = tokens ? kDecodeSplitTokens / tokens : 1;
-  wanted = std::clamp<int64_t>(std::min(wanted, maxKeys / kMinDecodeSplitKeys), 1,
-                               kMaxDecodeSplits);
-  int64_t splits = 1;
-  while (splits * 2 <= wanted)
-    splits *= 2;
-  return splits;
-}
-
-std::map<std::string, int64_t> stepParams(int64_t tokens, int64_t generated, int64_t rows,
-                                          int64_t blockSize, int64_t fullTableWidth,
-                                          int64_t slidingTableWidth, int64_t maxKeys,
-                                          int64_t maxGeneratedKeys, bool greedyOnly) {
-  int64_t tiles =
-      generated < tokens ? (tokens + kPrefillTileTokens - 1) / kPrefillTileTokens : 0;
-  int64_t keyTiles = (maxKeys + kPrefillKeyTile - 1) / kPrefillKeyTile;
-  int64_t splits =
-      tiles ? std::clamp<int64_t>(std::min(kPrefillSplitTiles / tiles,
-                                           keyTiles / kMinPrefillSplitKeyTiles),
-                                  1, kMaxPrefillSplits)
-            : 1;
-  int64_t decodeSplits = splitsFor(generated, maxGeneratedKeys);
-  int64_t tokenSplits = splitsFor(tokens, std::max(maxKeys, maxGeneratedKeys));
-  return {{"tokens", tokens},
-          {"rows", rows},
-          {"block_size", blockSize},
-          {"full_table_width", fullTableWidth},
-          {"sliding_table_width", slidingTableWidth},
-          {"decode_tokens", generated},
-          {"prefill_tiles", tiles},
-          {"prefill_splits", splits},
-          {"prefill_blocks", tiles * splits},
-          {"prefill_partials", splits > 1 ? tokens * splits : 0},
-          {"prefill_merge_tokens", splits > 1 ? tokens : 0},
-          {"decode_splits", decodeSplits},
-          {"decode_split_blocks", generated * decodeSplits},
-          {"token_splits", tokenSplits},
-          {"token_split_blocks", tokens * tokenSplits},
-          {"gemv_token", tokens == 1 ? 1 : 0},
-          {"gemm_tokens", tokens == 1 ? 0 : tokens},
-          {"greedy_rows", greedyOnly ? rows : 0},
-          {"side_stream", tokens <= kSideStreamMaxTokens ? 1 : 0}};
+std::optional<PlanInput> planInputNamed(std::string_view name) {
+  for (int i = 0; i < kNumPlanInputs; ++i)
+    if (kPlanInputs[i] == name)
+      return (PlanInput)i;
+  return std::nullopt;
 }
 
 std::string LaunchPlan::toJson() const {
@@ -94,12 +68,12 @@ std::string LaunchPlan::toJson() const {
   for (const PlanBuffer &b : buffers)
     j["buffers"].push_back(
         {{"name", b.name}, {"width", b.width}, {"dtype", dtypeName(b.dtype)},
-         {"rows", b.rowsParam}});
+         {"rows", stepParamName(b.rows)}});
   for (const PlanStep &s : steps) {
     json args = json::array();
     for (const PlanArg &a : s.args)
       args.push_back({{"kind", kArgKinds[(int)a.kind]},
-                      {"name", a.name},
+                      {"name", argName(a)},
                       {"value", a.value},
                       {"column", a.column},
                       {"width", a.width}});
@@ -110,7 +84,7 @@ std::string LaunchPlan::toJson() const {
       j["steps"].push_back({{"kind", "kernel"},
                             {"side", s.side},
                             {"kernel", s.kernel},
-                            {"grid_x", s.gridXParam},
+                            {"grid_x", stepParamName(s.gridX)},
                             {"grid_y", s.gridY},
                             {"block_x", s.blockX},
                             {"args", args}});
@@ -119,7 +93,7 @@ std::string LaunchPlan::toJson() const {
                             {"side", s.side},
                             {"weight", s.weight},
                             {"weight_scale", s.weightScale},
-                            {"m", s.mParam},
+                            {"m", stepParamName(s.m)},
                             {"n", s.n},
                             {"k", s.k},
                             {"alpha", s.alpha},
@@ -138,8 +112,7 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
       !field(j, "steps").is_array())
     return bad("expected {buffers, steps}");
   // Every size the plan names must be one the runtime provides.
-  std::map<std::string, int64_t> known = stepParams(0, 0, 0, 0, 0, 0, 0, 0, false);
-  auto unknown = [&](const std::string &param) { return !known.count(param); };
+  auto param = [&](const json &name) { return stepParamNamed(name.get<std::string>()); };
   LaunchPlan plan;
   for (const json &b : field(j, "buffers")) {
     if (!b.is_object() || !field(b, "name").is_string() ||
@@ -149,9 +122,10 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
     StatusOr<DType> dtype = dtypeNamed(field(b, "dtype").get<std::string>());
     if (!dtype.ok())
       return bad(dtype.status().message());
-    plan.buffers.push_back({field(b, "name"), field(b, "width"), *dtype, field(b, "rows")});
-    if (unknown(plan.buffers.back().rowsParam))
+    std::optional<StepParam> rows = param(field(b, "rows"));
+    if (!rows)
       return bad("buffer rows " + field(b, "rows").dump());
+    plan.buffers.push_back({field(b, "name"), field(b, "width"), *dtype, *rows});
   }
   for (const json &s : field(j, "steps")) {
     if (!s.is_object() || !field(s, "kind").is_string() ||
@@ -174,12 +148,23 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
       if (kind < 0)
         return bad("argument kind " + field(a, "kind").dump());
       arg.kind = (PlanArg::Kind)kind;
-      arg.name = field(a, "name");
       arg.value = field(a, "value");
       arg.column = field(a, "column");
       arg.width = field(a, "width");
-      if (arg.kind == PlanArg::Kind::Param && unknown(arg.name))
-        return bad("parameter " + a.dump());
+      std::string name = field(a, "name");
+      if (arg.kind == PlanArg::Kind::Param) {
+        std::optional<StepParam> p = stepParamNamed(name);
+        if (!p)
+          return bad("parameter " + a.dump());
+        arg.param = *p;
+      } else if (arg.kind == PlanArg::Kind::Input) {
+        std::optional<PlanInput> input = planInputNamed(name);
+        if (!input)
+          return bad("argument names no step input: " + name);
+        arg.input = *input;
+      } else {
+        arg.name = name;
+      }
       step.args.push_back(arg);
     }
     if (field(s, "kind") == "fork" || field(s, "kind") == "join") {
@@ -200,11 +185,12 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
           !field(s, "block_x").is_number_integer())
         return bad("kernel step " + s.dump());
       step.kernel = field(s, "kernel");
-      step.gridXParam = field(s, "grid_x");
+      std::optional<StepParam> gridX = param(field(s, "grid_x"));
+      if (!gridX)
+        return bad("grid_x " + field(s, "grid_x").dump());
+      step.gridX = *gridX;
       step.gridY = field(s, "grid_y");
       step.blockX = field(s, "block_x");
-      if (unknown(step.gridXParam))
-        return bad("grid_x " + field(s, "grid_x").dump());
     } else if (field(s, "kind") == "gemm") {
       if (!field(s, "weight").is_string() ||
           !field(s, "weight_scale").is_string() || !field(s, "m").is_string() ||
@@ -216,9 +202,10 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
       step.weightScale = field(s, "weight_scale");
       if (step.args.size() != (step.weightScale.empty() ? 2u : 3u))
         return bad("gemm step arguments " + s.dump());
-      step.mParam = field(s, "m");
-      if (unknown(step.mParam))
+      std::optional<StepParam> m = param(field(s, "m"));
+      if (!m)
         return bad("m " + field(s, "m").dump());
+      step.m = *m;
       step.n = field(s, "n");
       step.k = field(s, "k");
       step.alpha = field(s, "alpha");
@@ -264,11 +251,6 @@ Status LaunchPlan::check(const WeightLayout &weights, const std::string &source)
                    " bytes)");
       return Status::success();
     }
-    case PlanArg::Kind::Input:
-      for (const char *input : kStepInputs)
-        if (a.name == input)
-          return Status::success();
-      return bad("argument names no step input: " + a.name);
     default:
       return Status::success();
     }
@@ -294,14 +276,15 @@ Status LaunchPlan::check(const WeightLayout &weights, const std::string &source)
     for (const PlanArg &a : s.args) {
       if (!forked || (a.kind != PlanArg::Kind::Buffer && a.kind != PlanArg::Kind::Input))
         continue;
-      auto it = named.find(a.name);
+      std::string name = argName(a);
+      auto it = named.find(name);
       int64_t lo = a.column,
               hi = a.width ? a.column + a.width : (it == named.end() ? 1 : it->second->width);
-      for (auto [begin, end] : used[!s.side][a.name])
+      for (auto [begin, end] : used[!s.side][name])
         if (lo < end && begin < hi)
-          return bad("between a fork and its join, both streams use " + a.name + " (" +
+          return bad("between a fork and its join, both streams use " + name + " (" +
                      stepName(s) + " on the " + (s.side ? "side" : "main") + " stream)");
-      used[s.side][a.name].push_back({lo, hi});
+      used[s.side][name].push_back({lo, hi});
     }
     for (const PlanArg &a : s.args)
       if (Status status = checkArg(a); !status.ok())
@@ -322,15 +305,16 @@ Status LaunchPlan::check(const WeightLayout &weights, const std::string &source)
       bool ok = a.kind == PlanArg::Kind::Buffer && it != named.end() && a.column == 0 &&
                 (a.width == 0 || a.width == it->second->width) &&
                 it->second->width == width &&
-                (it->second->rowsParam == "tokens" || it->second->rowsParam == s.mParam);
+                (it->second->rows == StepParam::Tokens || it->second->rows == s.m);
       return ok ? Status::success()
                 : bad("the GEMM of " + s.weight + ": its " + what +
                       " must be a whole buffer of " + std::to_string(width) +
-                      " values per row and " + s.mParam + " rows, given " + a.name);
+                      " values per row and " + std::string(stepParamName(s.m)) +
+                      " rows, given " + argName(a));
     };
     if (Status status = operand(s.args[0], s.k, "input a"); !status.ok())
       return status;
-    if (!(s.args[1].kind == PlanArg::Kind::Input && s.args[1].name == "logits"))
+    if (!(s.args[1].kind == PlanArg::Kind::Input && s.args[1].input == PlanInput::Logits))
       if (Status status = operand(s.args[1], s.n, "output c"); !status.ok())
         return status;
     if (s.args.size() > 2)

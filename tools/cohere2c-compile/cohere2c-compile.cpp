@@ -18,6 +18,7 @@
 #include "Frontend/ModelToAttn.h"
 #include "Model/SafeTensors.h"
 #include "Pipelines/Pipelines.h"
+#include "Target/CUDA/Ptxas.h"
 #include "Target/SharedLibrary.h"
 #include "cohere2c/Dialect/Attn/IR/Attn.h"
 #include "text/TextCheck.h"
@@ -60,7 +61,7 @@ cl::opt<Emit> emit(
                           "host: the module lowered to the LLVM dialect"),
                clEnumValN(Emit::PTX, "ptx",
                           "cuda: the kernels' PTX for sm_90a"),
-               clEnumValN(Emit::Plan, "plan", "cuda: the launch plan (JSON)"),
+               clEnumValN(Emit::Plan, "plan", "cuda: the launch plan (the plan dialect)"),
                clEnumValN(Emit::Library, "lib",
                           "the shared library OUT.so (and OUT.weights)")),
     cl::init(Emit::Library), cl::cat(toolOptions));
@@ -250,12 +251,8 @@ int main(int argc, char **argv) {
     if (emit == Emit::PTX)
       return writeText(kernels->ptx);
     if (emit == Emit::Plan)
-      return writeText(kernels->launchPlan);
-    auto plan =
-        ::cohere2c::LaunchPlan::parse(kernels->launchPlan, "launch plan");
-    if (!plan.ok())
-      return fail("internal error: " + plan.status().message());
-    manifest.launchPlan = std::move(*plan);
+      return writeText(kernels->planIR);
+    manifest.launchPlan = std::move(kernels->launchPlan);
     // The artifact holds the kernel images, the PTX kept as the fallback the
     // driver can compile for another device.
     library = mlir::ModuleOp::create(module->getLoc());

@@ -22,7 +22,6 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::cohere2c {
@@ -79,65 +78,77 @@ void KernelGenerator::waitForPreviousLaunch() {
 
 void KernelGenerator::endKernel() { gpu::ReturnOp::create(b); }
 
-std::string KernelGenerator::allocate(int64_t width, DType dtype, const std::string &rows) {
-  std::vector<std::string> &pool = freeBuffers[{width, (int)dtype, rows}];
-  std::string name;
-  if (!pool.empty()) {
-    name = pool.back();
-    pool.pop_back();
-  } else {
-    name = "b" + std::to_string(plan.buffers.size());
-    plan.buffers.push_back({name, width, dtype, rows});
-  }
+std::string KernelGenerator::allocate(int64_t width, Type dtype, StepParam rows) {
+  std::string name = "b" + std::to_string(bufferWidths.size());
+  bufferWidths[name] = width;
+  // Declarations precede the steps.
+  OpBuilder pb(planStep.getBody());
+  Block &body = planStep.getBody().front();
+  auto firstStep = llvm::find_if(body, [](Operation &op) { return !isa<plan::BufferOp>(op); });
+  pb.setInsertionPoint(&body, firstStep);
+  plan::BufferOp::create(pb, b.getLoc(), pb.getStringAttr(name), pb.getI64IntegerAttr(width),
+                         TypeAttr::get(dtype), plan::ParamAttr::get(b.getContext(), rows));
   return name;
 }
 
 PlanArg KernelGenerator::bufferFor(Value v) {
   auto type = cast<RankedTensorType>(v.getType());
-  std::string name = allocate(widthOf(type), dtypeOf(type.getElementType()));
-  liveViews[name] = 1;
-  return buffers[v] = buffer(name);
-}
-
-int64_t KernelGenerator::strideOf(const PlanArg &view) const {
-  for (const PlanBuffer &buffer : plan.buffers)
-    if (buffer.name == view.name)
-      return buffer.width;
-  return 0;
-}
-
-void KernelGenerator::release(Value v) {
-  auto it = buffers.find(v);
-  if (it == buffers.end() || --liveViews[it->second.name] > 0)
-    return;
-  freeBuffer(it->second.name);
-}
-
-void KernelGenerator::freeBuffer(const std::string &name) {
-  if (forked) {
-    freedWhileForked.push_back(name);
-    return;
-  }
-  for (const PlanBuffer &buffer : plan.buffers)
-    if (buffer.name == name)
-      freeBuffers[{buffer.width, (int)buffer.dtype, buffer.rowsParam}].push_back(buffer.name);
+  return buffers[v] = buffer(allocate(widthOf(type), type.getElementType()));
 }
 
 void KernelGenerator::forkStep() {
-  PlanStep s;
-  s.kind = PlanStep::Kind::Fork;
-  plan.steps.push_back(s);
-  forked = true;
+  OpBuilder pb = OpBuilder::atBlockEnd(&planStep.getBody().front());
+  plan::ForkOp::create(pb, b.getLoc());
 }
 
 void KernelGenerator::joinStep() {
-  PlanStep s;
-  s.kind = PlanStep::Kind::Join;
-  plan.steps.push_back(s);
-  forked = false;
-  for (const std::string &name : freedWhileForked)
-    freeBuffer(name);
-  freedWhileForked.clear();
+  OpBuilder pb = OpBuilder::atBlockEnd(&planStep.getBody().front());
+  plan::JoinOp::create(pb, b.getLoc());
+}
+
+Attribute KernelGenerator::argAttr(const PlanArg &a) {
+  MLIRContext *context = b.getContext();
+  switch (a.kind) {
+  case PlanArg::Kind::Buffer:
+    return plan::ViewAttr::get(context, FlatSymbolRefAttr::get(context, a.name), a.column,
+                               a.width);
+  case PlanArg::Kind::Weight:
+    return plan::WeightAttr::get(context, b.getStringAttr(a.name), a.width);
+  case PlanArg::Kind::Input:
+    return plan::InputAttr::get(context, a.input);
+  case PlanArg::Kind::Param:
+    return plan::ParamAttr::get(context, a.param);
+  case PlanArg::Kind::Int:
+    break;
+  }
+  return b.getI64IntegerAttr(a.value);
+}
+
+void KernelGenerator::kernelStep(const std::string &kernel, StepParam gridX, int64_t gridY,
+                                 int64_t block, ArrayRef<PlanArg> args) {
+  OpBuilder pb = OpBuilder::atBlockEnd(&planStep.getBody().front());
+  SmallVector<Attribute> attrs;
+  for (const PlanArg &a : args)
+    attrs.push_back(argAttr(a));
+  auto ref = SymbolRefAttr::get(kernels.getNameAttr(),
+                                {FlatSymbolRefAttr::get(b.getContext(), kernel)});
+  plan::LaunchOp::create(pb, b.getLoc(), ref, plan::ParamAttr::get(b.getContext(), gridX),
+                         pb.getI64IntegerAttr(gridY), pb.getI64IntegerAttr(block),
+                         pb.getArrayAttr(attrs), onSide ? pb.getUnitAttr() : UnitAttr());
+}
+
+void KernelGenerator::gemmStep(PlanArg a, PlanArg c, StringRef weight, StepParam m, int64_t n,
+                               int64_t k, double alpha,
+                               std::optional<std::pair<StringRef, PlanArg>> scales) {
+  OpBuilder pb = OpBuilder::atBlockEnd(&planStep.getBody().front());
+  SmallVector<Attribute> attrs = {argAttr(a), argAttr(c)};
+  if (scales)
+    attrs.push_back(argAttr(scales->second));
+  plan::GemmOp::create(pb, b.getLoc(), pb.getStringAttr(weight),
+                       scales ? pb.getStringAttr(scales->first) : StringAttr(),
+                       plan::ParamAttr::get(b.getContext(), m), pb.getI64IntegerAttr(n),
+                       pb.getI64IntegerAttr(k), pb.getF64FloatAttr(alpha), pb.getArrayAttr(attrs),
+                       onSide ? pb.getUnitAttr() : UnitAttr());
 }
 
 namespace {
@@ -279,26 +290,22 @@ std::vector<SmallVector<Operation *>> mergeableLinears(ModuleOp module, Block &b
 
 } // namespace
 
+namespace {
+
+/// The element type of an op's result (or operand) `v`.
+Type elementOf(Value v) { return cast<RankedTensorType>(v.getType()).getElementType(); }
+
+/// Row kernels (norms, quantization) hold a row as pairs of values.
+LogicalResult evenWidth(Operation *op, int64_t width) {
+  if (width % 2 == 0)
+    return success();
+  return op->emitOpError("the cuda target needs an even row width, found ") << width;
+}
+
+} // namespace
+
 LogicalResult KernelGenerator::run(func::FuncOp step) {
   Block &body = step.getBody().front();
-  DenseMap<Value, Operation *> lastUse;
-  for (Operation &op : body)
-    for (Value operand : op.getOperands())
-      lastUse[operand] = &op;
-  auto weightOf = [&](FlatSymbolRefAttr ref) { return ref.getValue(); };
-  // Ends the operands whose last use is `op` (each once, however often used).
-  auto releaseOperands = [&](Operation *op) {
-    SmallPtrSet<void *, 8> done;
-    for (Value operand : op->getOperands())
-      if (lastUse[operand] == op && done.insert(operand.getAsOpaquePointer()).second)
-        release(operand);
-  };
-  // Row kernels (norms, quantization) hold a row as pairs of values.
-  auto evenWidth = [&](Operation *op, int64_t width) -> LogicalResult {
-    if (width % 2 == 0)
-      return success();
-    return op->emitOpError("the cuda target needs an even row width, found ") << width;
-  };
   // A merged GEMM runs where the first of its linear layers was; the others
   // only name their column range of its output.
   DenseMap<Operation *, SmallVector<Operation *>> mergedAt;
@@ -316,64 +323,6 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
     joinBefore.insert(branch.joinBefore);
     onSideStream.insert(branch.ops.begin(), branch.ops.end());
   }
-  // The GEMM of one linear layer, or of a merged group (layout order): its
-  // output is the result's buffer, or one buffer the results are column
-  // views of. FP8: the weight's rowwise scales, the input's per-token ones.
-  auto linearGemm = [&](ArrayRef<Operation *> group) {
-    Value input = group[0]->getOperand(0);
-    auto widthOf = [](Operation *op) {
-      return cast<RankedTensorType>(op->getResult(0).getType()).getDimSize(1);
-    };
-    int64_t n = 0;
-    for (Operation *op : group)
-      n += widthOf(op);
-    PlanArg out;
-    if (group.size() == 1) {
-      out = bufferFor(group[0]->getResult(0));
-    } else {
-      out = buffer(allocate(
-          n, dtypeOf(cast<RankedTensorType>(group[0]->getResult(0).getType()).getElementType())));
-      liveViews[out.name] = group.size();
-      int64_t column = 0;
-      for (Operation *op : group) {
-        PlanArg view = out;
-        view.column = column;
-        view.width = widthOf(op);
-        buffers[op->getResult(0)] = view;
-        column += view.width;
-      }
-    }
-    // Steps of one token take the matrix-vector kernel (bf16 or FP8 input,
-    // rows of whole 16-byte chunks), other steps cuBLASLt.
-    StringRef weight = group[0]->getAttrOfType<FlatSymbolRefAttr>("weight").getValue();
-    auto fp8 = dyn_cast<attn::FP8LinearOp>(group[0]);
-    int64_t k = cast<RankedTensorType>(input.getType()).getDimSize(1);
-    Type inputType = cast<RankedTensorType>(input.getType()).getElementType();
-    Type outType =
-        cast<RankedTensorType>(group[0]->getResult(0).getType()).getElementType();
-    bool gemv = (fp8 || inputType.isBF16()) && (outType.isBF16() || outType.isF32()) &&
-                k % (fp8 ? 16 : 8) == 0 && buffers[input].column == 0;
-    gemmStep(buffers[input], out, weight, gemv ? "gemm_tokens" : "tokens", n, k, 1.0);
-    if (fp8) {
-      plan.steps.back().weightScale = weightOf(fp8.getWeightScaleAttr()).str();
-      plan.steps.back().args.push_back(buffers[fp8.getInputScales()]);
-    }
-    if (!gemv)
-      return;
-    int64_t perBlock = gemvBlockRows((bool)fp8, n);
-    // The weights (and scales) of the whole group: n rows from the first's.
-    PlanArg w = weightArg(weight);
-    w.width = n * k;
-    std::vector<PlanArg> args = {buffers[input], w, out};
-    if (fp8) {
-      PlanArg wScales = weightArg(weightOf(fp8.getWeightScaleAttr()));
-      wScales.width = n;
-      args = {buffers[input], buffers[fp8.getInputScales()], w, wScales, out};
-    }
-    kernelStep(gemvKernel((bool)fp8, n, k, outType), "gemv_token", (n + perBlock - 1) / perBlock,
-               kGemvWarps * kWarp, args);
-  };
-
   for (Operation &op : body) {
     if (isa<func::ReturnOp>(op))
       break;
@@ -381,217 +330,253 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
     if (joinBefore.count(&op))
       joinStep();
     onSide = onSideStream.count(&op);
-    llvm::scope_exit afterSteps([&] {
-      onSide = false;
-      if (forkAfter.count(&op))
-        forkStep();
-    });
     if (merged.count(&op)) {
       if (mergedAt.count(&op))
-        linearGemm(mergedAt[&op]);
-      releaseOperands(&op);
-      continue;
-    }
-    // A result gets its buffer before the op's operands are released, so no
-    // kernel writes a buffer it reads.
-    LogicalResult result =
-        llvm::TypeSwitch<Operation *, LogicalResult>(&op)
-            .Case([&](attn::EmbeddingOp o) -> LogicalResult {
-              auto type = cast<RankedTensorType>(o.getType());
-              auto table = cast<RankedTensorType>(
-                  SymbolTable::lookupNearestSymbolFrom<attn::WeightOp>(
-                      module, o.getWeightAttr())
-                      .getType());
-              std::string k = embeddingKernel(table.getElementType(),
-                                              type.getElementType(), type.getDimSize(1));
-              kernelStep(k, "tokens", chunksOf(type.getDimSize(1)), kChunkThreads,
-                         {input("ids"), weightArg(weightOf(o.getWeightAttr())),
-                          bufferFor(o.getResult())});
-              return success();
-            })
-            .Case([&](attn::LayerNormOp o) -> LogicalResult {
-              auto type = cast<RankedTensorType>(o.getType());
-              if (failed(evenWidth(o, type.getDimSize(1))))
-                return failure();
-              std::string k = layerNormKernel(
-                  cast<RankedTensorType>(o.getInput().getType()).getElementType(),
-                  type.getElementType(), type.getDimSize(1), o.getEps().convertToDouble());
-              kernelStep(k, "tokens", 1, rowThreads(type.getDimSize(1)),
-                         {buffers[o.getInput()],
-                          weightArg(weightOf(o.getWeightAttr())),
-                          bufferFor(o.getResult())});
-              return success();
-            })
-            .Case<attn::LinearOp, attn::FP8LinearOp>([&](Operation *o) -> LogicalResult {
-              linearGemm({o});
-              return success();
-            })
-            .Case([&](attn::AttentionOp o) -> LogicalResult {
-              // The kernels' lane layouts are written for these widths: a
-              // lane of the split kernel owns head_dim / 32 features, the
-              // prefill kernel's fragments take features in pairs.
-              if (o.getHeadDim() != kWarp && o.getHeadDim() % (2 * kWarp) != 0)
-                return o.emitOpError("the cuda target needs head_dim 32 or a "
-                                     "multiple of 64, found ")
-                       << o.getHeadDim();
-              Type e = cast<RankedTensorType>(o.getType()).getElementType();
-              KVCachePlacement placement = kvCachePlacementOf(o);
-              int64_t layers = placement.layersInGroup;
-              std::string group = placement.sliding ? "sliding" : "full";
-              PlanArg tables = input(group + "_tables"), pool = input(group + "_pool");
-              PlanArg slot = constant(placement.slot), bs = param("block_size"),
-                      width = param(group + "_table_width");
-              PlanArg q = buffers[o.getQ()], k = buffers[o.getK()], v = buffers[o.getV()];
-              std::vector<PlanArg> appendArgs = {k, v, input("positions"), input("seqs"),
-                                                 tables, pool, slot, bs, width};
-              // RoPE layers: the append kernel rotates q too, into a buffer
-              // of its own that the attention kernels read.
-              bool rope = isa<attn::RopeAttr>(o.getPosition());
-              std::string rotated;
-              llvm::scope_exit freeRotated([&] {
-                if (rope)
-                  freeBuffer(rotated);
-              });
-              if (rope) {
-                rotated = allocate(o.getNumHeads() * o.getHeadDim(), dtypeOf(e));
-                appendArgs.push_back(q);
-                appendArgs.push_back(buffer(rotated));
-              }
-              kernelStep(kvAppendKernel(e, o, layers, strideOf(k), strideOf(v), strideOf(q)),
-                         "tokens",
-                         chunksOf((rope ? o.getNumHeads() : o.getNumKvHeads()) *
-                                  o.getHeadDim() / 2),
-                         kChunkThreads, appendArgs);
-              if (rope)
-                q = buffer(rotated);
-              // bf16: generated tokens take the split kernel (a block per
-              // generated token, head and split, listed by generated_rows),
-              // prompt tokens the tensor-core kernel (it skips the others by
-              // the generated flags). f32 runs the split kernel for every
-              // token (mma would round q, k and v to bf16).
-              int64_t heads = o.getNumHeads(), hd = o.getHeadDim();
-              int64_t queriesPerKv = heads / o.getNumKvHeads();
-              bool tensorCores = e.isBF16() && queriesPerKv <= 32;
-              std::string splitTokens = tensorCores ? "decode_tokens" : "tokens";
-              std::string splits = tensorCores ? "decode_splits" : "token_splits";
-              std::string splitBlocks = tensorCores ? "decode_split_blocks" : "token_split_blocks";
-              // Partial results [tokens, heads, splits, m l acc[hd]], f32
-              // (sized as tokens x splits rows of heads x (hd + 2)).
-              std::string partial = allocate(heads * (hd + 2), DType::F32, splitBlocks);
-              PlanArg out = bufferFor(o.getResult());
-              std::vector<PlanArg> splitArgs = {q,      input("positions"), input("seqs"),
-                                                tables, pool, buffer(partial), slot, bs, width,
-                                                param(splits)};
-              std::vector<PlanArg> mergeArgs = {buffer(partial), out, param(splits)};
-              if (tensorCores) {
-                splitArgs.push_back(input("generated_rows"));
-                mergeArgs.push_back(input("generated_rows"));
-              }
-              kernelStep(attentionKernel(e, o, layers, strideOf(q), tensorCores), splitBlocks,
-                         heads, kAttentionWarps * kWarp, splitArgs);
-              kernelStep(attentionMergeKernel(e, heads, hd,
-                                              tensorCores ? MergeRows::Generated
-                                                          : MergeRows::All),
-                         splitTokens, heads, hd, mergeArgs);
-              freeBuffer(partial);
-              if (!tensorCores)
-                return success();
-              // Prompt tokens: a block per (tile, key split, KV head); with
-              // several splits, partial results [tokens, heads, splits,
-              // m l acc[hd]] and their merge.
-              std::string promptPartial =
-                  allocate(heads * (hd + 2), DType::F32, "prefill_partials");
-              kernelStep(prefillAttentionKernel(o, layers, strideOf(q)), "prefill_blocks",
-                         o.getNumKvHeads(), queriesPerKv * kWarp,
-                         {q, input("positions"), input("seqs"), tables, pool, out, slot, bs,
-                          width, param("tokens"), param("prefill_splits"),
-                          buffer(promptPartial), input("generated")});
-              kernelStep(attentionMergeKernel(e, heads, hd, MergeRows::Prompt),
-                         "prefill_merge_tokens", heads, hd,
-                         {buffer(promptPartial), out, param("prefill_splits"),
-                          input("generated")});
-              freeBuffer(promptPartial);
-              return success();
-            })
-            .Case([&](attn::SwiGLUOp o) -> LogicalResult {
-              auto type = cast<RankedTensorType>(o.getType());
-              PlanArg gate = buffers[o.getGate()], up = buffers[o.getUp()];
-              kernelStep(swigluKernel(type.getElementType(), type.getDimSize(1),
-                                      strideOf(gate), strideOf(up)),
-                         "tokens", chunksOf(type.getDimSize(1)), kChunkThreads,
-                         {gate, up, bufferFor(o.getResult())});
-              return success();
-            })
-            .Case([&](attn::ResidualSumOp o) -> LogicalResult {
-              auto type = cast<RankedTensorType>(o.getType());
-              std::vector<PlanArg> args;
-              for (Value v : o.getInputs())
-                args.push_back(buffers[v]);
-              args.push_back(bufferFor(o.getResult()));
-              SmallVector<Type> inputs;
-              for (Value v : o.getInputs())
-                inputs.push_back(cast<RankedTensorType>(v.getType()).getElementType());
-              kernelStep(residualKernel(inputs, type.getElementType(), type.getDimSize(1)),
-                         "tokens", chunksOf(type.getDimSize(1)), kChunkThreads, args);
-              return success();
-            })
-            .Case([&](attn::QuantizeOp o) -> LogicalResult {
-              auto in = cast<RankedTensorType>(o.getInput().getType());
-              if (failed(evenWidth(o, in.getDimSize(1))))
-                return failure();
-              kernelStep(quantizeKernel(in.getElementType(), in.getDimSize(1)), "tokens", 1,
-                         rowThreads(in.getDimSize(1)),
-                         {buffers[o.getInput()], bufferFor(o.getValues()),
-                          bufferFor(o.getScales())});
-              return success();
-            })
-            .Case([&](attn::LayerNormQuantOp o) -> LogicalResult {
-              auto in = cast<RankedTensorType>(o.getInput().getType());
-              if (failed(evenWidth(o, in.getDimSize(1))))
-                return failure();
-              kernelStep(layerNormQuantKernel(in.getElementType(), o.getNormType(),
-                                              in.getDimSize(1), o.getEps().convertToDouble()),
-                         "tokens", 1, rowThreads(in.getDimSize(1)),
-                         {buffers[o.getInput()], weightArg(weightOf(o.getWeightAttr())),
-                          bufferFor(o.getValues()), bufferFor(o.getScales())});
-              return success();
-            })
-            .Case([&](attn::SwiGLUQuantOp o) -> LogicalResult {
-              auto in = cast<RankedTensorType>(o.getGate().getType());
-              if (failed(evenWidth(o, in.getDimSize(1))))
-                return failure();
-              PlanArg gate = buffers[o.getGate()], up = buffers[o.getUp()];
-              kernelStep(swigluQuantKernel(in.getElementType(), in.getDimSize(1),
-                                           strideOf(gate), strideOf(up)),
-                         "tokens", 1, rowThreads(in.getDimSize(1)),
-                         {gate, up, bufferFor(o.getValues()), bufferFor(o.getScales())});
-              return success();
-            })
-            .Case([&](attn::LogitsOp o) -> LogicalResult {
-              auto in = cast<RankedTensorType>(o.getInput().getType());
-              auto out = cast<RankedTensorType>(o.getType());
-              // The rows wanting logits, gathered: a buffer of `rows` rows.
-              std::string rows =
-                  allocate(in.getDimSize(1), dtypeOf(in.getElementType()), "rows");
-              kernelStep(gatherRowsKernel(in.getElementType(), in.getDimSize(1)), "rows",
-                         chunksOf(in.getDimSize(1)), kChunkThreads,
-                         {buffers[o.getInput()], input("logit_rows"), buffer(rows)});
-              gemmStep(buffer(rows), input("logits"), weightOf(o.getWeightAttr()), "rows",
-                       out.getDimSize(1), in.getDimSize(1),
-                       o.getScale().convertToDouble());
-              // Only where the runtime asks for greedy tokens alone.
-              kernelStep(greedyTokensKernel(out.getDimSize(1)), "greedy_rows", 1,
-                         kGreedyThreads, {input("logits"), input("greedy_tokens")});
-              return success();
-            })
-            .Default([&](Operation *other) {
-              return other->emitOpError("cannot be lowered to the cuda target");
-            });
-    if (failed(result))
+        lowerLinears(mergedAt[&op]);
+    } else if (failed(lowerOp(op))) {
       return failure();
-    releaseOperands(&op);
+    }
+    onSide = false;
+    if (forkAfter.count(&op))
+      forkStep();
   }
   return success();
+}
+
+void KernelGenerator::lowerLinears(ArrayRef<Operation *> group) {
+  Value input = group[0]->getOperand(0);
+  auto widthOf = [](Operation *op) {
+    return cast<RankedTensorType>(op->getResult(0).getType()).getDimSize(1);
+  };
+  int64_t n = 0;
+  for (Operation *op : group)
+    n += widthOf(op);
+  Type outType = elementOf(group[0]->getResult(0));
+  PlanArg out;
+  if (group.size() == 1) {
+    out = bufferFor(group[0]->getResult(0));
+  } else {
+    out = buffer(allocate(n, outType));
+    int64_t column = 0;
+    for (Operation *op : group) {
+      PlanArg view = out;
+      view.column = column;
+      view.width = widthOf(op);
+      buffers[op->getResult(0)] = view;
+      column += view.width;
+    }
+  }
+  // Steps of one token take the matrix-vector kernel (bf16 or FP8 input,
+  // rows of whole 16-byte chunks), other steps cuBLASLt.
+  StringRef weight = group[0]->getAttrOfType<FlatSymbolRefAttr>("weight").getValue();
+  auto fp8 = dyn_cast<attn::FP8LinearOp>(group[0]);
+  int64_t k = cast<RankedTensorType>(input.getType()).getDimSize(1);
+  Type inputType = elementOf(input);
+  bool gemv = (fp8 || inputType.isBF16()) && (outType.isBF16() || outType.isF32()) &&
+              k % (fp8 ? 16 : 8) == 0 && buffers[input].column == 0;
+  StepParam m = gemv ? StepParam::GemmTokens : StepParam::Tokens;
+  if (fp8)
+    gemmStep(buffers[input], out, weight, m, n, k, 1.0,
+             std::pair{fp8.getWeightScaleAttr().getValue(), buffers[fp8.getInputScales()]});
+  else
+    gemmStep(buffers[input], out, weight, m, n, k, 1.0);
+  if (!gemv)
+    return;
+  int64_t perBlock = gemvBlockRows((bool)fp8, n);
+  // The weights (and scales) of the whole group: n rows from the first's.
+  PlanArg w = weightArg(weight);
+  w.width = n * k;
+  std::vector<PlanArg> args = {buffers[input], w, out};
+  if (fp8) {
+    PlanArg wScales = weightArg(fp8.getWeightScaleAttr().getValue());
+    wScales.width = n;
+    args = {buffers[input], buffers[fp8.getInputScales()], w, wScales, out};
+  }
+  kernelStep(gemvKernel((bool)fp8, n, k, outType), StepParam::GemvToken,
+             (n + perBlock - 1) / perBlock, kGemvWarps * kWarp, args);
+}
+
+LogicalResult KernelGenerator::lowerAttention(attn::AttentionOp o) {
+  // The kernels' lane layouts are written for these widths: a lane of the
+  // split kernel owns head_dim / 32 features, the prefill kernel's
+  // fragments take features in pairs.
+  if (o.getHeadDim() != kWarp && o.getHeadDim() % (2 * kWarp) != 0)
+    return o.emitOpError("the cuda target needs head_dim 32 or a multiple of 64, found ")
+           << o.getHeadDim();
+  Type e = elementOf(o.getResult());
+  KVCachePlacement placement = kvCachePlacementOf(o);
+  int64_t layers = placement.layersInGroup;
+  PlanArg tables = input(placement.sliding ? PlanInput::SlidingTables : PlanInput::FullTables),
+          pool = input(placement.sliding ? PlanInput::SlidingPool : PlanInput::FullPool);
+  PlanArg slot = constant(placement.slot), bs = param(StepParam::BlockSize),
+          width = param(placement.sliding ? StepParam::SlidingTableWidth
+                                          : StepParam::FullTableWidth);
+  PlanArg q = buffers[o.getQ()], k = buffers[o.getK()], v = buffers[o.getV()];
+  PlanArg positions = input(PlanInput::Positions), seqs = input(PlanInput::Seqs);
+  std::vector<PlanArg> appendArgs = {k, v, positions, seqs, tables, pool, slot, bs, width};
+  // RoPE layers: the append kernel rotates q too, into a buffer of its own
+  // that the attention kernels read.
+  bool rope = isa<attn::RopeAttr>(o.getPosition());
+  int64_t heads = o.getNumHeads(), hd = o.getHeadDim();
+  if (rope) {
+    appendArgs.push_back(q);
+    appendArgs.push_back(buffer(allocate(heads * hd, e)));
+  }
+  kernelStep(kvAppendKernel(e, o, layers, strideOf(k), strideOf(v), strideOf(q)),
+             StepParam::Tokens, chunksOf((rope ? heads : o.getNumKvHeads()) * hd / 2),
+             kChunkThreads, appendArgs);
+  if (rope)
+    q = appendArgs.back();
+  // bf16: generated tokens take the split kernel (a block per generated
+  // token, head and split, listed by generated_rows), prompt tokens the
+  // tensor-core kernel (it skips the others by the generated flags). f32
+  // runs the split kernel for every token (mma would round q, k and v to
+  // bf16).
+  int64_t queriesPerKv = heads / o.getNumKvHeads();
+  bool tensorCores = e.isBF16() && queriesPerKv <= 32;
+  StepParam splitTokens = tensorCores ? StepParam::DecodeTokens : StepParam::Tokens;
+  StepParam splits = tensorCores ? StepParam::DecodeSplits : StepParam::TokenSplits;
+  StepParam splitBlocks = tensorCores ? StepParam::DecodeSplitBlocks : StepParam::TokenSplitBlocks;
+  // Partial results [tokens, heads, splits, m l acc[hd]], f32 (sized as
+  // tokens x splits rows of heads x (hd + 2)).
+  Type f32 = b.getF32Type();
+  PlanArg partial = buffer(allocate(heads * (hd + 2), f32, splitBlocks));
+  PlanArg out = bufferFor(o.getResult());
+  std::vector<PlanArg> splitArgs = {q, positions, seqs, tables, pool, partial, slot, bs, width,
+                                    param(splits)};
+  std::vector<PlanArg> mergeArgs = {partial, out, param(splits)};
+  if (tensorCores) {
+    splitArgs.push_back(input(PlanInput::GeneratedRows));
+    mergeArgs.push_back(input(PlanInput::GeneratedRows));
+  }
+  kernelStep(attentionKernel(e, o, layers, strideOf(q), tensorCores), splitBlocks, heads,
+             kAttentionWarps * kWarp, splitArgs);
+  kernelStep(attentionMergeKernel(e, heads, hd,
+                                  tensorCores ? MergeRows::Generated : MergeRows::All),
+             splitTokens, heads, hd, mergeArgs);
+  if (!tensorCores)
+    return success();
+  // Prompt tokens: a block per (tile, key split, KV head); with several
+  // splits, partial results [tokens, heads, splits, m l acc[hd]] and their
+  // merge.
+  PlanArg promptPartial =
+      buffer(allocate(heads * (hd + 2), f32, StepParam::PrefillPartials));
+  PlanArg generated = input(PlanInput::Generated), prefillSplits = param(StepParam::PrefillSplits);
+  kernelStep(prefillAttentionKernel(o, layers, strideOf(q)), StepParam::PrefillBlocks,
+             o.getNumKvHeads(), queriesPerKv * kWarp,
+             {q, positions, seqs, tables, pool, out, slot, bs, width, param(StepParam::Tokens),
+              prefillSplits, promptPartial, generated});
+  kernelStep(attentionMergeKernel(e, heads, hd, MergeRows::Prompt),
+             StepParam::PrefillMergeTokens, heads, hd,
+             {promptPartial, out, prefillSplits, generated});
+  return success();
+}
+
+void KernelGenerator::lowerLogits(attn::LogitsOp o) {
+  auto in = cast<RankedTensorType>(o.getInput().getType());
+  int64_t vocab = cast<RankedTensorType>(o.getType()).getDimSize(1);
+  // The rows wanting logits, gathered: a buffer of `rows` rows.
+  PlanArg rows = buffer(allocate(in.getDimSize(1), in.getElementType(), StepParam::Rows));
+  kernelStep(gatherRowsKernel(in.getElementType(), in.getDimSize(1)), StepParam::Rows,
+             chunksOf(in.getDimSize(1)), kChunkThreads,
+             {buffers[o.getInput()], input(PlanInput::LogitRows), rows});
+  gemmStep(rows, input(PlanInput::Logits), o.getWeightAttr().getValue(), StepParam::Rows, vocab,
+           in.getDimSize(1), o.getScale().convertToDouble());
+  // Only where the runtime asks for greedy tokens alone.
+  kernelStep(greedyTokensKernel(vocab), StepParam::GreedyRows, 1, kGreedyThreads,
+             {input(PlanInput::Logits), input(PlanInput::GreedyTokens)});
+}
+
+LogicalResult KernelGenerator::lowerOp(Operation &op) {
+  using P = StepParam;
+  return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+      .Case([&](attn::EmbeddingOp o) {
+        auto type = cast<RankedTensorType>(o.getType());
+        auto table = SymbolTable::lookupNearestSymbolFrom<attn::WeightOp>(module,
+                                                                           o.getWeightAttr());
+        std::string k = embeddingKernel(cast<RankedTensorType>(table.getType()).getElementType(),
+                                        type.getElementType(), type.getDimSize(1));
+        kernelStep(k, P::Tokens, chunksOf(type.getDimSize(1)), kChunkThreads,
+                   {input(PlanInput::Ids), weightArg(o.getWeightAttr().getValue()),
+                    bufferFor(o.getResult())});
+        return success();
+      })
+      .Case([&](attn::LayerNormOp o) {
+        auto type = cast<RankedTensorType>(o.getType());
+        if (failed(evenWidth(o, type.getDimSize(1))))
+          return failure();
+        std::string k = layerNormKernel(elementOf(o.getInput()), type.getElementType(),
+                                        type.getDimSize(1), o.getEps().convertToDouble());
+        kernelStep(k, P::Tokens, 1, rowThreads(type.getDimSize(1)),
+                   {buffers[o.getInput()], weightArg(o.getWeightAttr().getValue()),
+                    bufferFor(o.getResult())});
+        return success();
+      })
+      .Case<attn::LinearOp, attn::FP8LinearOp>([&](Operation *o) {
+        lowerLinears({o});
+        return success();
+      })
+      .Case([&](attn::AttentionOp o) { return lowerAttention(o); })
+      .Case([&](attn::SwiGLUOp o) {
+        auto type = cast<RankedTensorType>(o.getType());
+        PlanArg gate = buffers[o.getGate()], up = buffers[o.getUp()];
+        kernelStep(swigluKernel(type.getElementType(), type.getDimSize(1), strideOf(gate),
+                                strideOf(up)),
+                   P::Tokens, chunksOf(type.getDimSize(1)), kChunkThreads,
+                   {gate, up, bufferFor(o.getResult())});
+        return success();
+      })
+      .Case([&](attn::ResidualSumOp o) {
+        auto type = cast<RankedTensorType>(o.getType());
+        std::vector<PlanArg> args;
+        SmallVector<Type> inputs;
+        for (Value v : o.getInputs()) {
+          args.push_back(buffers[v]);
+          inputs.push_back(elementOf(v));
+        }
+        args.push_back(bufferFor(o.getResult()));
+        kernelStep(residualKernel(inputs, type.getElementType(), type.getDimSize(1)), P::Tokens,
+                   chunksOf(type.getDimSize(1)), kChunkThreads, args);
+        return success();
+      })
+      .Case([&](attn::QuantizeOp o) {
+        auto in = cast<RankedTensorType>(o.getInput().getType());
+        if (failed(evenWidth(o, in.getDimSize(1))))
+          return failure();
+        kernelStep(quantizeKernel(in.getElementType(), in.getDimSize(1)), P::Tokens, 1,
+                   rowThreads(in.getDimSize(1)),
+                   {buffers[o.getInput()], bufferFor(o.getValues()), bufferFor(o.getScales())});
+        return success();
+      })
+      .Case([&](attn::LayerNormQuantOp o) {
+        auto in = cast<RankedTensorType>(o.getInput().getType());
+        if (failed(evenWidth(o, in.getDimSize(1))))
+          return failure();
+        kernelStep(layerNormQuantKernel(in.getElementType(), o.getNormType(), in.getDimSize(1),
+                                        o.getEps().convertToDouble()),
+                   P::Tokens, 1, rowThreads(in.getDimSize(1)),
+                   {buffers[o.getInput()], weightArg(o.getWeightAttr().getValue()),
+                    bufferFor(o.getValues()), bufferFor(o.getScales())});
+        return success();
+      })
+      .Case([&](attn::SwiGLUQuantOp o) {
+        auto in = cast<RankedTensorType>(o.getGate().getType());
+        if (failed(evenWidth(o, in.getDimSize(1))))
+          return failure();
+        PlanArg gate = buffers[o.getGate()], up = buffers[o.getUp()];
+        kernelStep(swigluQuantKernel(in.getElementType(), in.getDimSize(1), strideOf(gate),
+                                     strideOf(up)),
+                   P::Tokens, 1, rowThreads(in.getDimSize(1)),
+                   {gate, up, bufferFor(o.getValues()), bufferFor(o.getScales())});
+        return success();
+      })
+      .Case([&](attn::LogitsOp o) {
+        lowerLogits(o);
+        return success();
+      })
+      .Default([&](Operation *other) {
+        return other->emitOpError("cannot be lowered to the cuda target");
+      });
 }
 
 } // namespace mlir::cohere2c::attn_to_gpu
@@ -617,10 +602,11 @@ struct ConvertAttnToGPUPass
     b.setInsertionPointToEnd(module.getBody());
     auto kernels = gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModuleName);
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());
-    KernelGenerator generator(module, kernels);
+    auto planStep = plan::StepOp::create(b, module.getLoc());
+    planStep.getBody().emplaceBlock();
+    KernelGenerator generator(module, kernels, planStep);
     if (failed(generator.run(step)))
       return signalPassFailure();
-    module->setAttr(kLaunchPlanAttrName, b.getStringAttr(generator.plan.toJson()));
     step.erase();
     for (auto w : llvm::make_early_inc_range(module.getOps<attn::WeightOp>()))
       w.erase();

@@ -14,8 +14,8 @@
 #ifndef COHERE2C_CONVERSION_ATTNTOGPU_KERNELGENERATOR_H
 #define COHERE2C_CONVERSION_ATTNTOGPU_KERNELGENERATOR_H
 
-#include "Artifact/LaunchPlan.h"
 #include "cohere2c/Dialect/Attn/IR/Attn.h"
+#include "cohere2c/Dialect/Plan/IR/Plan.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,16 +33,15 @@
 
 namespace mlir::cohere2c::attn_to_gpu {
 
-using ::cohere2c::DType;
 using ::cohere2c::kMaxDecodeSplits;
 using ::cohere2c::kMaxPrefillSplits;
 using ::cohere2c::kMinPrefillSplitKeyTiles;
 using ::cohere2c::kPrefillKeyTile;
 using ::cohere2c::kPrefillTileTokens;
-using ::cohere2c::LaunchPlan;
 using ::cohere2c::PlanArg;
-using ::cohere2c::PlanBuffer;
-using ::cohere2c::PlanStep;
+using ::cohere2c::PlanInput;
+using ::cohere2c::StepParam;
+using plan::dtypeOf;
 
 /// The nominal size of a flat kernel argument: bare-pointer kernel
 /// arguments need a static shape; only the pointer is passed.
@@ -81,16 +80,6 @@ inline int64_t gemvBlockRows(bool fp8, int64_t n) {
   return kGemvWarps / gemvSlices(fp8, n) * gemvRows(fp8);
 }
 
-inline DType dtypeOf(Type t) {
-  if (isa<Float8E4M3FNType>(t))
-    return DType::F8E4M3;
-  if (t.isBF16())
-    return DType::BF16;
-  if (t.isF16())
-    return DType::F16;
-  return DType::F32;
-}
-
 inline std::string sanitize(std::string s) {
   for (char &c : s)
     if (!isalnum((unsigned char)c))
@@ -98,19 +87,11 @@ inline std::string sanitize(std::string s) {
   return s;
 }
 
-inline PlanArg buffer(const std::string &name) {
-  return {PlanArg::Kind::Buffer, name, 0};
-}
-inline PlanArg weightArg(StringRef name) {
-  return {PlanArg::Kind::Weight, name.str(), 0};
-}
-inline PlanArg input(const std::string &name) {
-  return {PlanArg::Kind::Input, name, 0};
-}
-inline PlanArg param(const std::string &name) {
-  return {PlanArg::Kind::Param, name, 0};
-}
-inline PlanArg constant(int64_t v) { return {PlanArg::Kind::Int, "", v}; }
+inline PlanArg buffer(const std::string &name) { return PlanArg::buffer(name); }
+inline PlanArg weightArg(StringRef name) { return PlanArg::weight(name.str()); }
+inline PlanArg input(PlanInput i) { return PlanArg::of(i); }
+inline PlanArg param(StepParam p) { return PlanArg::of(p); }
+inline PlanArg constant(int64_t v) { return PlanArg::constant(v); }
 
 /// Threads of a kernel holding a row of `width` values in registers: a power
 /// of two in [32, 1024], at most 8 pairs per thread below 16384 values.
@@ -130,15 +111,15 @@ inline std::string strideSuffix(const std::string &what, int64_t stride, int64_t
 /// Blocks of kChunkThreads covering `width` elements.
 inline int64_t chunksOf(int64_t width) { return (width + kChunkThreads - 1) / kChunkThreads; }
 
-/// Generates kernels into one gpu.module and records the launch plan.
+/// Generates kernels into one gpu.module and records the step's launches
+/// into a plan.step.
 class KernelGenerator {
 public:
-  KernelGenerator(ModuleOp module, gpu::GPUModuleOp kernels)
-      : module(module), kernels(kernels),
+  KernelGenerator(ModuleOp module, gpu::GPUModuleOp kernels, plan::StepOp planStep)
+      : module(module), kernels(kernels), planStep(planStep),
         b(module.getLoc(), module.getContext()) {}
 
   LogicalResult run(func::FuncOp step);
-  LaunchPlan plan;
 
 private:
   // --- arithmetic helpers (f32 compute, E storage) --------------------------
@@ -412,67 +393,50 @@ private:
   SmallVector<RowPair> emitLayerNorm(Value in, Value w, Value rowBase, int64_t hidden,
                                      double eps);
 
+  // --- lowering of the attn ops ----------------------------------------------
+  /// The launches of one attn op (a result gets its buffer before any
+  /// kernel of the op runs, so no kernel writes a buffer it reads).
+  LogicalResult lowerOp(Operation &op);
+  /// The GEMM of one linear layer, or of a merged group (layout order), and
+  /// the matrix-vector kernel that replaces it in steps of one token.
+  void lowerLinears(ArrayRef<Operation *> group);
+  LogicalResult lowerAttention(attn::AttentionOp op);
+  void lowerLogits(attn::LogitsOp op);
+
   // --- plan ------------------------------------------------------------------
-  /// A buffer of `width` elements per row, from the free list of its shape.
-  std::string allocate(int64_t width, DType dtype, const std::string &rows = "tokens");
+  /// A new buffer of `width` elements of `dtype` per row, as many rows as
+  /// the step parameter `rows` says (plan-reuse-buffers shares them later).
+  std::string allocate(int64_t width, Type dtype, StepParam rows = StepParam::Tokens);
   /// The buffer holding `v`, allocated for it.
   PlanArg bufferFor(Value v);
   /// The row stride (elements) of the buffer a view is in.
-  int64_t strideOf(const PlanArg &view) const;
-  /// Ends a value's use of its buffer: a buffer is free once no view of it
-  /// is live.
-  void release(Value v);
-  /// Returns buffer `name` to the free list of its shape; while the side
-  /// stream is forked, at the join (a buffer one stream is done with may
-  /// still be in use by the other).
-  void freeBuffer(const std::string &name);
+  int64_t strideOf(const PlanArg &view) const { return bufferWidths.at(view.name); }
   /// Fork: the side stream starts from the main stream's work so far; Join:
-  /// the main stream waits for the side stream, and the buffers freed since
-  /// the fork become free.
+  /// the main stream waits for the side stream.
   void forkStep();
   void joinStep();
-  void kernelStep(const std::string &kernel, std::string gridX, int64_t gridY,
-                  int64_t block, std::vector<PlanArg> args) {
-    PlanStep s;
-    s.side = onSide;
-    s.kernel = kernel;
-    s.gridXParam = std::move(gridX);
-    s.gridY = gridY;
-    s.blockX = block;
-    s.args = std::move(args);
-    plan.steps.push_back(std::move(s));
-  }
-  void gemmStep(PlanArg a, PlanArg c, StringRef weight, std::string m, int64_t n,
-                int64_t k, double alpha) {
-    PlanStep s;
-    s.kind = PlanStep::Kind::Gemm;
-    s.side = onSide;
-    s.args = {std::move(a), std::move(c)};
-    s.weight = weight.str();
-    s.mParam = std::move(m);
-    s.n = n;
-    s.k = k;
-    s.alpha = alpha;
-    plan.steps.push_back(std::move(s));
-  }
+  void kernelStep(const std::string &kernel, StepParam gridX, int64_t gridY, int64_t block,
+                  ArrayRef<PlanArg> args);
+  /// `scales`: an FP8 GEMM's weight scales and a's per-token scales.
+  void gemmStep(PlanArg a, PlanArg c, StringRef weight, StepParam m, int64_t n, int64_t k,
+                double alpha, std::optional<std::pair<StringRef, PlanArg>> scales = {});
+  /// `a` as an argument of a plan.launch or plan.gemm.
+  Attribute argAttr(const PlanArg &a);
 
   ModuleOp module;
   gpu::GPUModuleOp kernels;
+  plan::StepOp planStep;
   ImplicitLocOpBuilder b;
   std::map<std::string, bool> generated;
   // The kernel being generated.
   gpu::GPUFuncOp kernel;
   Value threadId, scratch;
   int64_t blockThreads = 0;
-  // Buffer allocation: value -> its view of a buffer, live views per
-  // buffer, and free buffers per (width, dtype).
+  // The buffer view of each value, the width of each buffer, and whether
+  // the steps recorded now go to the side stream.
   DenseMap<Value, PlanArg> buffers;
-  std::map<std::string, int> liveViews;
-  std::map<std::tuple<int64_t, int, std::string>, std::vector<std::string>> freeBuffers;
-  // Streams: whether steps recorded now go to the side stream, whether it is
-  // forked, and the buffers freed since the fork.
-  bool onSide = false, forked = false;
-  std::vector<std::string> freedWhileForked;
+  std::map<std::string, int64_t> bufferWidths;
+  bool onSide = false;
 };
 
 } // namespace mlir::cohere2c::attn_to_gpu

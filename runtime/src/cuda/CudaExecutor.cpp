@@ -131,10 +131,12 @@ CudaExecutor::~CudaExecutor() {
        {&weights_, &workspace_, &sideWorkspace_, &pools_[0], &pools_[1]})
     if (a->ptr)
       api_->cuMemFree(a->ptr);
-  for (auto *arrays : {&inputs_, &buffers_})
-    for (auto &[name, a] : *arrays)
-      if (a.ptr)
-        api_->cuMemFree(a.ptr);
+  for (DeviceArray &a : inputs_)
+    if (a.ptr)
+      api_->cuMemFree(a.ptr);
+  for (auto &[name, a] : buffers_)
+    if (a.ptr)
+      api_->cuMemFree(a.ptr);
 }
 
 DType CudaExecutor::bufferDType(const std::string &name) const {
@@ -285,38 +287,38 @@ Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
                   tables[g].begin() + r * width[g]);
   }
   std::vector<int32_t> generatedRows = in.generatedRows();
-  std::map<std::string, int64_t> params = stepParams(
+  StepParamValues params = stepParams(
       tokens, generatedRows.size(), rows, limits_.blockSize, width[kFullGroup],
       width[kSlidingGroup], in.maxKeys(false), in.maxKeys(true), in.greedyOnly);
   struct Upload {
-    const char *name;
+    PlanInput input;
     const void *data;
     size_t bytes;
   };
   for (const Upload &u :
-       {Upload{"ids", in.ids.data(), in.ids.size() * 4},
-        Upload{"positions", in.positions.data(), in.positions.size() * 4},
-        Upload{"seqs", in.seqRows.data(), in.seqRows.size() * 4},
-        Upload{"generated", in.generated.data(), in.generated.size() * 4},
-        Upload{"generated_rows", generatedRows.data(),
+       {Upload{PlanInput::Ids, in.ids.data(), in.ids.size() * 4},
+        Upload{PlanInput::Positions, in.positions.data(), in.positions.size() * 4},
+        Upload{PlanInput::Seqs, in.seqRows.data(), in.seqRows.size() * 4},
+        Upload{PlanInput::Generated, in.generated.data(), in.generated.size() * 4},
+        Upload{PlanInput::GeneratedRows, generatedRows.data(),
                generatedRows.size() * 4},
-        Upload{"full_tables", tables[kFullGroup].data(),
+        Upload{PlanInput::FullTables, tables[kFullGroup].data(),
                tables[kFullGroup].size() * 4},
-        Upload{"sliding_tables", tables[kSlidingGroup].data(),
+        Upload{PlanInput::SlidingTables, tables[kSlidingGroup].data(),
                tables[kSlidingGroup].size() * 4},
-        Upload{"logit_rows", in.logitRows.data(), in.logitRows.size() * 4}}) {
-    Status s = upload(inputs_[u.name], u.data, u.bytes);
+        Upload{PlanInput::LogitRows, in.logitRows.data(), in.logitRows.size() * 4}}) {
+    Status s = upload(input(u.input), u.data, u.bytes);
     if (!s.ok())
       return s;
   }
-  Status s = ensure(inputs_["logits"], std::max<int64_t>(rows, 1) * vocab * 4);
+  Status s = ensure(input(PlanInput::Logits), std::max<int64_t>(rows, 1) * vocab * 4);
   if (!s.ok())
     return s;
-  s = ensure(inputs_["greedy_tokens"], std::max<int64_t>(rows, 1) * 4);
+  s = ensure(input(PlanInput::GreedyTokens), std::max<int64_t>(rows, 1) * 4);
   if (!s.ok())
     return s;
   for (const PlanBuffer &b : m.launchPlan.buffers) {
-    s = ensure(buffers_[b.name], std::max<int64_t>(params.at(b.rowsParam), 1) *
+    s = ensure(buffers_[b.name], std::max<int64_t>(params[b.rows], 1) *
                                      b.width * dtypeSize(b.dtype));
     if (!s.ok())
       return s;
@@ -334,20 +336,20 @@ Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
     output.greedyTokens.resize(rows);
     if (rows)
       COHERE2C_CHECK(api_->cuMemcpyDtoHAsync(output.greedyTokens.data(),
-                                             inputs_["greedy_tokens"].ptr,
+                                             input(PlanInput::GreedyTokens).ptr,
                                              rows * 4, stream_));
   } else {
     output.logits.resize(rows * vocab);
     if (rows)
       COHERE2C_CHECK(api_->cuMemcpyDtoHAsync(output.logits.data(),
-                                             inputs_["logits"].ptr,
+                                             input(PlanInput::Logits).ptr,
                                              rows * vocab * 4, stream_));
   }
   COHERE2C_CHECK(api_->cuStreamSynchronize(stream_));
   return Status::success();
 }
 
-Status CudaExecutor::launchGraph(const std::map<std::string, int64_t> &params) {
+Status CudaExecutor::launchGraph(const StepParamValues &params) {
   if (graphsGeneration_ != generation_) {
     destroyGraphs();
     graphsGeneration_ = generation_;
@@ -382,7 +384,7 @@ Status CudaExecutor::launchGraph(const std::map<std::string, int64_t> &params) {
 }
 
 Status
-CudaExecutor::enqueueSteps(const std::map<std::string, int64_t> &params) {
+CudaExecutor::enqueueSteps(const StepParamValues &params) {
   const Manifest &m = *manifest_;
   auto pointer = [&](const PlanArg &a) -> CUdeviceptr {
     switch (a.kind) {
@@ -391,18 +393,18 @@ CudaExecutor::enqueueSteps(const std::map<std::string, int64_t> &params) {
     case PlanArg::Kind::Weight:
       return weights_.ptr + m.weights.find(a.name)->offset;
     case PlanArg::Kind::Input:
-      if (a.name == "full_pool")
+      if (a.input == PlanInput::FullPool)
         return pools_[kFullGroup].ptr;
-      if (a.name == "sliding_pool")
+      if (a.input == PlanInput::SlidingPool)
         return pools_[kSlidingGroup].ptr;
-      return inputs_[a.name].ptr;
+      return input(a.input).ptr;
     default:
       return 0;
     }
   };
   std::vector<uint64_t> values;
   std::vector<void *> args;
-  bool sideStream = params.at("side_stream"), forked = false;
+  bool sideStream = params[StepParam::SideStream], forked = false;
   // A step that fails between a fork and its join joins the side stream
   // first, so that a capture can end and the next step starts after both.
   auto fail = [&](const Status &s) {
@@ -431,10 +433,10 @@ CudaExecutor::enqueueSteps(const std::map<std::string, int64_t> &params) {
       continue;
     }
     if (step.kind == PlanStep::Kind::Gemm) {
-      if (params.at(step.mParam) == 0)
+      if (params[step.m] == 0)
         continue; // e.g. no logits wanted from a prefill chunk
       Status s = gemm(step, stream, pointer(step.args[0]),
-                      pointer(step.args[1]), params.at(step.mParam),
+                      pointer(step.args[1]), params[step.m],
                       step.args.size() > 2 ? pointer(step.args[2]) : 0);
       if (!s.ok())
         return fail(s);
@@ -444,17 +446,17 @@ CudaExecutor::enqueueSteps(const std::map<std::string, int64_t> &params) {
     args.assign(step.args.size(), nullptr);
     for (size_t i = 0; i < step.args.size(); ++i) {
       const PlanArg &a = step.args[i];
-      values[i] = a.kind == PlanArg::Kind::Param ? params.at(a.name)
+      values[i] = a.kind == PlanArg::Kind::Param ? params[a.param]
                   : a.kind == PlanArg::Kind::Int ? a.value
                                                  : pointer(a);
       args[i] = &values[i];
     }
-    unsigned gridX = params.at(step.gridXParam);
+    unsigned gridX = params[step.gridX];
     if (gridX == 0)
       continue;
     // Programmatic dependent launch: the kernel may start while the one
     // before it finishes; it waits for that one's results itself
-    // (griddepcontrol.wait, manifest format 5), after reading what no
+    // (griddepcontrol.wait), after reading what no
     // earlier launch writes (the weights of a matrix-vector kernel).
     CUlaunchAttribute early{};
     early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;

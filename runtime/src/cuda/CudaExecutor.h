@@ -21,6 +21,7 @@
 #include "Weights.h"
 #include "cuda/CudaApi.h"
 
+#include <array>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -54,10 +55,10 @@ private:
   /// The dtype of the plan buffer `name`.
   DType bufferDType(const std::string &name) const;
   /// Enqueues the plan's launches and GEMMs for a step of these sizes.
-  Status enqueueSteps(const std::map<std::string, int64_t> &params);
+  Status enqueueSteps(const StepParamValues &params);
   /// Enqueues a decode step as a CUDA graph, captured on first use per
   /// (tokens, table widths) and replayed after.
-  Status launchGraph(const std::map<std::string, int64_t> &params);
+  Status launchGraph(const StepParamValues &params);
   void destroyGraphs();
   /// One GEMM of the plan on `stream` (with that stream's workspace);
   /// `aScales` are a's per-token scales (FP8 only).
@@ -80,7 +81,10 @@ private:
   StepLimits limits_; // the vocabulary, block size and pools a step may use
   DType dtype_ = DType::BF16;
   // Step inputs and the plan's buffers, by name.
-  std::map<std::string, DeviceArray> inputs_, buffers_;
+  /// The step inputs by PlanInput (the pools are pools_).
+  std::array<DeviceArray, kNumPlanInputs> inputs_;
+  DeviceArray &input(PlanInput i) { return inputs_[(int)i]; }
+  std::map<std::string, DeviceArray> buffers_;
   /// Decode-step graphs by their step parameters (every size the launches
   /// depend on: tokens, table widths, whether greedy tokens are picked),
   /// valid while no device array they captured was reallocated (generation).
@@ -88,7 +92,7 @@ private:
     CUgraph graph = nullptr;
     CUgraphExec exec = nullptr;
   };
-  std::map<std::map<std::string, int64_t>, Graph> graphs_;
+  std::map<StepParamValues, Graph> graphs_;
   int64_t generation_ = 0, graphsGeneration_ = 0;
   /// cuBLASLt's best algorithm per (m, n, k, output dtype, FP8).
   std::map<std::tuple<int64_t, int64_t, int64_t, int, bool>,

@@ -94,8 +94,8 @@ TEST(ManifestTest, RejectsAnOlderFormatVersion) {
             "version of cohere2c-compile: compile the model again)");
 }
 
-// A plan naming a size the runtime does not provide is refused on load,
-// naming the entry (the executor would otherwise look up a missing name).
+// A plan naming a size or an input the runtime does not provide is refused
+// on load, naming the entry (the executor would otherwise look up a missing name).
 TEST(LaunchPlanTest, RejectsUnknownParameters) {
   auto parse = [](const std::string &step) {
     return LaunchPlan::parse(R"({"buffers":[],"steps":[)" + step + "]}", "x.so");
@@ -120,6 +120,11 @@ TEST(LaunchPlanTest, RejectsUnknownParameters) {
   StatusOr<LaunchPlan> arg = parse(with("tokens", badArg));
   ASSERT_FALSE(arg.ok());
   EXPECT_NE(arg.status().message().find("malformed launch plan: parameter"), std::string::npos);
+  std::string badInput = R"({"kind":"input","name":"pool","value":0,"column":0,"width":0})";
+  StatusOr<LaunchPlan> input = parse(with("tokens", badInput));
+  ASSERT_FALSE(input.ok());
+  EXPECT_EQ(input.status().message(),
+            "x.so: malformed launch plan: argument names no step input: pool");
   StatusOr<LaunchPlan> rows = LaunchPlan::parse(
       R"({"buffers":[{"name":"b0","width":4,"dtype":"F32","rows":"layers"}],"steps":[]})", "x.so");
   ASSERT_FALSE(rows.ok());
@@ -166,8 +171,6 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
             std::string::npos);
   EXPECT_EQ(plan(kernel(arg("weight", "model.norm"))),
             "x.so: launch plan: argument names no weight: model.norm");
-  EXPECT_EQ(plan(kernel(arg("input", "pool"))),
-            "x.so: launch plan: argument names no step input: pool");
   EXPECT_EQ(plan(kernel("", 0)), "x.so: launch plan: kernel k launched with grid_y 0 and block_x 32");
   EXPECT_EQ(plan(kernel("", 1, 2048)),
             "x.so: launch plan: kernel k launched with grid_y 1 and block_x 2048");
@@ -218,41 +221,41 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
 TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
   auto decode = stepParams(/*tokens=*/4, /*generated=*/4, /*rows=*/4, 16, 2, 3, /*maxKeys=*/0,
                            /*maxGeneratedKeys=*/40, /*greedyOnly=*/false);
-  EXPECT_EQ(decode.at("decode_tokens"), 4);
-  EXPECT_EQ(decode.at("prefill_tiles"), 0);
+  EXPECT_EQ(decode[StepParam::DecodeTokens], 4);
+  EXPECT_EQ(decode[StepParam::PrefillTiles], 0);
   auto prefill = stepParams(33, 0, 1, 16, 2, 3, /*maxKeys=*/4096 + 33, 0, false);
-  EXPECT_EQ(prefill.at("decode_tokens"), 0);
-  EXPECT_EQ(prefill.at("prefill_tiles"), 3);
+  EXPECT_EQ(prefill[StepParam::DecodeTokens], 0);
+  EXPECT_EQ(prefill[StepParam::PrefillTiles], 3);
   auto mixed = stepParams(17, 1, 2, 16, 2, 3, 40, 40, false);
-  EXPECT_EQ(mixed.at("decode_tokens"), 1);
-  EXPECT_EQ(mixed.at("prefill_tiles"), 2);
+  EXPECT_EQ(mixed[StepParam::DecodeTokens], 1);
+  EXPECT_EQ(mixed[StepParam::PrefillTiles], 2);
   // One token: the matrix-vector kernels, not the GEMMs.
   auto one = stepParams(1, 1, 1, 16, 2, 3, 0, 40, false);
-  EXPECT_EQ(one.at("gemv_token"), 1);
-  EXPECT_EQ(one.at("gemm_tokens"), 0);
-  EXPECT_EQ(mixed.at("gemv_token"), 0);
-  EXPECT_EQ(mixed.at("gemm_tokens"), 17);
+  EXPECT_EQ(one[StepParam::GemvToken], 1);
+  EXPECT_EQ(one[StepParam::GemmTokens], 0);
+  EXPECT_EQ(mixed[StepParam::GemvToken], 0);
+  EXPECT_EQ(mixed[StepParam::GemmTokens], 17);
   // Key splits of the prefill attention: 128 / tiles of them, each with at
   // least 8 key tiles of the longest sequence, at most 16; none for a step
   // without prompt tokens.
-  EXPECT_EQ(decode.at("prefill_splits"), 1);
-  EXPECT_EQ(decode.at("prefill_blocks"), 0);
+  EXPECT_EQ(decode[StepParam::PrefillSplits], 1);
+  EXPECT_EQ(decode[StepParam::PrefillBlocks], 0);
   // 33 tokens after a 4096-token cached prefix: 3 tiles over 130 key tiles.
-  EXPECT_EQ(prefill.at("prefill_splits"), 16);
-  EXPECT_EQ(prefill.at("prefill_blocks"), 48);
-  EXPECT_EQ(prefill.at("prefill_partials"), 33 * 16);
-  EXPECT_EQ(prefill.at("prefill_merge_tokens"), 33);
+  EXPECT_EQ(prefill[StepParam::PrefillSplits], 16);
+  EXPECT_EQ(prefill[StepParam::PrefillBlocks], 48);
+  EXPECT_EQ(prefill[StepParam::PrefillPartials], 33 * 16);
+  EXPECT_EQ(prefill[StepParam::PrefillMergeTokens], 33);
   // A fresh prompt of 128 tokens: 4 key tiles, too few to split.
   auto fresh128 = stepParams(128, 0, 1, 16, 8, 8, 128, 0, false);
-  EXPECT_EQ(fresh128.at("prefill_splits"), 1);
-  EXPECT_EQ(fresh128.at("prefill_partials"), 0);
-  EXPECT_EQ(fresh128.at("prefill_merge_tokens"), 0);
+  EXPECT_EQ(fresh128[StepParam::PrefillSplits], 1);
+  EXPECT_EQ(fresh128[StepParam::PrefillPartials], 0);
+  EXPECT_EQ(fresh128[StepParam::PrefillMergeTokens], 0);
   auto fresh512 = stepParams(512, 0, 1, 16, 32, 32, 512, 0, false);
-  EXPECT_EQ(fresh512.at("prefill_splits"), 2); // 16 key tiles
-  EXPECT_EQ(fresh512.at("prefill_blocks"), 64);
+  EXPECT_EQ(fresh512[StepParam::PrefillSplits], 2); // 16 key tiles
+  EXPECT_EQ(fresh512[StepParam::PrefillBlocks], 64);
   auto fresh2048 = stepParams(2048, 0, 1, 16, 128, 128, 2048, 0, false);
-  EXPECT_EQ(fresh2048.at("prefill_splits"), 1); // 128 tiles
-  EXPECT_EQ(fresh2048.at("prefill_blocks"), 128);
+  EXPECT_EQ(fresh2048[StepParam::PrefillSplits], 1); // 128 tiles
+  EXPECT_EQ(fresh2048[StepParam::PrefillBlocks], 128);
   // Key splits of the split (decode) kernel: 16 / tokens of them, a power of
   // two, each of at least 64 keys of the longest generated token's, at most
   // 16 (splitsFor).
@@ -264,25 +267,25 @@ TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
   EXPECT_EQ(splitsFor(64, 8064), 1);
   EXPECT_EQ(splitsFor(0, 0), 1);
   auto long1 = stepParams(1, 1, 1, 16, 64, 64, 0, /*maxGeneratedKeys=*/1000, false);
-  EXPECT_EQ(long1.at("decode_splits"), 8);
-  EXPECT_EQ(long1.at("decode_split_blocks"), 8);
-  EXPECT_EQ(decode.at("decode_splits"), 1); // 4 tokens over 40 keys
-  EXPECT_EQ(decode.at("decode_split_blocks"), 4);
+  EXPECT_EQ(long1[StepParam::DecodeSplits], 8);
+  EXPECT_EQ(long1[StepParam::DecodeSplitBlocks], 8);
+  EXPECT_EQ(decode[StepParam::DecodeSplits], 1); // 4 tokens over 40 keys
+  EXPECT_EQ(decode[StepParam::DecodeSplitBlocks], 4);
   // f32 plans run the split kernel over every token, prompt ones included.
-  EXPECT_EQ(prefill.at("decode_split_blocks"), 0);
-  EXPECT_EQ(prefill.at("token_splits"), 1); // 33 tokens
-  EXPECT_EQ(prefill.at("token_split_blocks"), 33);
+  EXPECT_EQ(prefill[StepParam::DecodeSplitBlocks], 0);
+  EXPECT_EQ(prefill[StepParam::TokenSplits], 1); // 33 tokens
+  EXPECT_EQ(prefill[StepParam::TokenSplitBlocks], 33);
   // Greedy tokens on the GPU: a block per logits row, only when asked.
-  EXPECT_EQ(decode.at("greedy_rows"), 0);
-  EXPECT_EQ(stepParams(4, 4, 4, 16, 2, 3, 0, 40, /*greedyOnly=*/true).at("greedy_rows"), 4);
+  EXPECT_EQ(decode[StepParam::GreedyRows], 0);
+  EXPECT_EQ(stepParams(4, 4, 4, 16, 2, 3, 0, 40, /*greedyOnly=*/true)[StepParam::GreedyRows], 4);
   EXPECT_TRUE(isDecodeStep(4, 4, 4, 4));
   EXPECT_FALSE(isDecodeStep(4, 3, 4, 4)); // a prompt token among them
   EXPECT_FALSE(isDecodeStep(4, 4, 4, 3)); // a token wanting no logits
   // The side stream in steps of at most kSideStreamMaxTokens tokens.
-  EXPECT_EQ(stepParams(kSideStreamMaxTokens, 0, 1, 16, 2, 3, 200, 0, false).at("side_stream"), 1);
-  EXPECT_EQ(stepParams(kSideStreamMaxTokens + 1, 0, 1, 16, 2, 3, 200, 0, false).at("side_stream"),
+  EXPECT_EQ(stepParams(kSideStreamMaxTokens, 0, 1, 16, 2, 3, 200, 0, false)[StepParam::SideStream], 1);
+  EXPECT_EQ(stepParams(kSideStreamMaxTokens + 1, 0, 1, 16, 2, 3, 200, 0, false)[StepParam::SideStream],
             0);
-  EXPECT_EQ(decode.at("side_stream"), 1);
+  EXPECT_EQ(decode[StepParam::SideStream], 1);
 }
 
 } // namespace

@@ -110,36 +110,42 @@ PlanInterpreter::Ref PlanInterpreter::arg(const PlanArg &a) {
             w->dtype, 0, elements, a.name, &error_};
   }
   case PlanArg::Kind::Input: {
+    std::string name(planInputName(a.input));
     auto ints = [&](const std::vector<int32_t> &v) {
       return Ref{reinterpret_cast<char *>(const_cast<int32_t *>(v.data())), DType::F32, 0,
-                 (int64_t)v.size(), a.name, &error_};
+                 (int64_t)v.size(), name, &error_};
     };
-    if (a.name == "full_pool" || a.name == "sliding_pool") {
-      std::vector<char> &pool = pools_[a.name == "full_pool" ? kFullGroup : kSlidingGroup];
-      return {pool.data(), activations_, 0, (int64_t)(pool.size() / dtypeSize(activations_)),
-              a.name, &error_};
-    }
-    if (a.name == "logits")
+    auto pool = [&](KVGroupIndex g) {
+      return Ref{pools_[g].data(), activations_, 0,
+                 (int64_t)(pools_[g].size() / dtypeSize(activations_)), name, &error_};
+    };
+    switch (a.input) {
+    case PlanInput::FullPool:
+      return pool(kFullGroup);
+    case PlanInput::SlidingPool:
+      return pool(kSlidingGroup);
+    case PlanInput::Logits:
       return {reinterpret_cast<char *>(logits_.data()), DType::F32, 0, (int64_t)logits_.size(),
-              a.name, &error_};
-    if (a.name == "ids")
+              name, &error_};
+    case PlanInput::Ids:
       return ints(input_->ids);
-    if (a.name == "positions")
+    case PlanInput::Positions:
       return ints(input_->positions);
-    if (a.name == "seqs")
+    case PlanInput::Seqs:
       return ints(input_->seqRows);
-    if (a.name == "generated")
+    case PlanInput::Generated:
       return ints(input_->generated);
-    if (a.name == "generated_rows")
+    case PlanInput::GeneratedRows:
       return ints(generatedRows_);
-    if (a.name == "full_tables")
+    case PlanInput::FullTables:
       return ints(input_->tables[kFullGroup]);
-    if (a.name == "sliding_tables")
+    case PlanInput::SlidingTables:
       return ints(input_->tables[kSlidingGroup]);
-    if (a.name == "logit_rows")
+    case PlanInput::LogitRows:
       return ints(input_->logitRows);
-    if (a.name == "greedy_tokens")
+    case PlanInput::GreedyTokens:
       return ints(greedyTokens_);
+    }
     break;
   }
   default:
@@ -149,7 +155,7 @@ PlanInterpreter::Ref PlanInterpreter::arg(const PlanArg &a) {
 }
 
 int64_t PlanInterpreter::scalar(const PlanArg &a) const {
-  return a.kind == PlanArg::Kind::Param ? params_.at(a.name) : a.value;
+  return a.kind == PlanArg::Kind::Param ? params_[a.param] : a.value;
 }
 
 void PlanInterpreter::quantizeRow(const std::vector<float> &row, uint8_t *bytes,
@@ -266,7 +272,7 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
       Ref positions = arg(a[base]), seqs = arg(a[base + 1]), tables = arg(a[base + 2]),
           pool = arg(a[base + 3]);
       int64_t slot = scalar(a[6]), bs = scalar(a[7]), tw = scalar(a[8]);
-      KVGroupIndex g = a[base + 3].name == "full_pool" ? kFullGroup : kSlidingGroup;
+      KVGroupIndex g = a[base + 3].input == PlanInput::FullPool ? kFullGroup : kSlidingGroup;
       int64_t layers = manifest_.kvGroups[g].layers.size();
       int64_t kvh = c.numKVHeads, hd = c.headDim, heads = c.numHeads;
       // Block t: (tile, split) for the prefill kernel, (row, split) for
@@ -525,9 +531,9 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
 
 void PlanInterpreter::gemm(const PlanStep &step, int64_t m) {
   Ref a = arg(step.args[0]), out = arg(step.args[1]);
-  Ref w = arg({PlanArg::Kind::Weight, step.weight, 0, 0, step.n * step.k});
+  Ref w = arg(PlanArg::weight(step.weight, step.n * step.k));
   bool fp8 = !step.weightScale.empty();
-  Ref ws = fp8 ? arg({PlanArg::Kind::Weight, step.weightScale, 0, 0, step.n}) : Ref{};
+  Ref ws = fp8 ? arg(PlanArg::weight(step.weightScale, step.n)) : Ref{};
   Ref xs = fp8 ? arg(step.args[2]) : Ref{};
   for (int64_t t = 0; t < m; ++t)
     for (int64_t n = 0; n < step.n; ++n) {
@@ -549,25 +555,25 @@ Status PlanInterpreter::run(const StepInput &in, StepOutput &output) {
   params_ = stepParams(tokens, generatedRows_.size(), rows, blockSize_,
                        in.tableWidth[kFullGroup], in.tableWidth[kSlidingGroup], in.maxKeys(false),
                        in.maxKeys(true), in.greedyOnly);
-  mostPrefillSplits_ = std::max(mostPrefillSplits_, params_.at("prefill_splits"));
-  if (params_.at("decode_tokens"))
-    mostDecodeSplits_ = std::max(mostDecodeSplits_, params_.at("decode_splits"));
+  mostPrefillSplits_ = std::max(mostPrefillSplits_, params_[StepParam::PrefillSplits]);
+  if (params_[StepParam::DecodeTokens])
+    mostDecodeSplits_ = std::max(mostDecodeSplits_, params_[StepParam::DecodeSplits]);
   logits_.assign(rows * manifest_.config.vocabSize, 0.0f);
   greedyTokens_.assign(rows, -2); // not a token: rows the plan left unset fail
   for (const PlanBuffer &b : manifest_.launchPlan.buffers) {
     // Exactly this step's size: a rows parameter too small for what the
     // kernels touch is an out-of-bounds error, not a read of an earlier
     // step's rows.
-    buffers_[b.name].resize(params_.at(b.rowsParam) * b.width * dtypeSize(b.dtype));
+    buffers_[b.name].resize(params_[b.rows] * b.width * dtypeSize(b.dtype));
   }
   const std::vector<PlanStep> &steps = manifest_.launchPlan.steps;
   auto execute = [&](const PlanStep &step) {
     if (step.kind == PlanStep::Kind::Gemm)
-      gemm(step, params_.at(step.mParam));
+      gemm(step, params_[step.m]);
     else
-      kernel(step, params_.at(step.gridXParam));
+      kernel(step, params_[step.gridX]);
   };
-  bool sideStream = params_.at("side_stream");
+  bool sideStream = params_[StepParam::SideStream];
   for (size_t i = 0; i < steps.size() && error_.empty(); ++i) {
     bool fork = steps[i].kind == PlanStep::Kind::Fork, join = steps[i].kind == PlanStep::Kind::Join;
     if (!fork || !sideStream) { // without the side stream: plan order

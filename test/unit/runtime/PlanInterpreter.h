@@ -80,7 +80,7 @@ private:
   DType activations_;
   std::array<std::vector<char>, kNumKVGroups> pools_;
   std::map<std::string, std::vector<char>> buffers_;
-  std::map<std::string, int64_t> params_;
+  StepParamValues params_;
   const StepInput *input_ = nullptr;
   std::vector<int32_t> generatedRows_; // of input_
   std::vector<float> logits_;

@@ -1,0 +1,49 @@
+//===- PlanAttrs.td - Kernel and GEMM arguments ------------*- tablegen -*-===//
+#ifndef COHERE2C_PLAN_ATTRS
+#define COHERE2C_PLAN_ATTRS
+
+include "cohere2c/Dialect/Plan/IR/PlanBase.td"
+
+def Plan_StepParamParameter : AttrParameter<"::cohere2c::StepParam", "a step parameter"> {
+  let parser = "::mlir::cohere2c::plan::parseStepParam($_parser)";
+  let printer = "$_printer << ::cohere2c::stepParamName($_self)";
+}
+
+def Plan_PlanInputParameter : AttrParameter<"::cohere2c::PlanInput", "a step input"> {
+  let parser = "::mlir::cohere2c::plan::parsePlanInput($_parser)";
+  let printer = "$_printer << ::cohere2c::planInputName($_self)";
+}
+
+def Plan_ParamAttr : Plan_Attr<"Param", "param"> {
+  let summary = "A step parameter: a size known when the step runs (i64)";
+  let parameters = (ins Plan_StepParamParameter:$param);
+  let assemblyFormat = "`<` $param `>`";
+}
+
+def Plan_InputAttr : Plan_Attr<"Input", "input"> {
+  let summary = "A pointer the executor provides each step (ids, block tables, pools, logits)";
+  let parameters = (ins Plan_PlanInputParameter:$input);
+  let assemblyFormat = "`<` $input `>`";
+}
+
+def Plan_ViewAttr : Plan_Attr<"View", "view"> {
+  let summary = "Columns [column, column + width) of each row of a buffer (width 0: all)";
+  let description = [{
+    `#plan.view<@b3>` is the whole buffer; `#plan.view<@b3[128, 64]>` its
+    columns 128 to 191 (a projection inside a merged GEMM's output), which a
+    kernel reads with the buffer's width as its row stride.
+  }];
+  let parameters = (ins "::mlir::FlatSymbolRefAttr":$buffer,
+                        "int64_t":$column, "int64_t":$width);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
+def Plan_WeightAttr : Plan_Attr<"Weight", "weight"> {
+  let summary = "A weight by name; `elements` > 0: a kernel reads that many from its start";
+  let parameters = (ins "::mlir::StringAttr":$name,
+                        DefaultValuedParameter<"int64_t", "0">:$elements);
+  let assemblyFormat = "`<` $name (`,` $elements^)? `>`";
+}
+
+#endif // COHERE2C_PLAN_ATTRS

@@ -1,0 +1,81 @@
+//===- PlanDialect.cpp - plan dialect and attributes ----------------------===//
+
+#include "cohere2c/Dialect/Plan/IR/Plan.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::cohere2c::plan;
+
+#include "cohere2c/Dialect/Plan/IR/PlanDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "cohere2c/Dialect/Plan/IR/PlanAttrs.cpp.inc"
+
+void PlanDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "cohere2c/Dialect/Plan/IR/PlanOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "cohere2c/Dialect/Plan/IR/PlanAttrs.cpp.inc"
+      >();
+}
+
+namespace {
+
+/// A keyword naming one of a closed set, through `named`.
+template <typename T, typename Named>
+FailureOr<T> parseNamed(AsmParser &parser, Named named, const char *what) {
+  SMLoc at = parser.getCurrentLocation();
+  std::string name;
+  if (parser.parseKeywordOrString(&name))
+    return failure();
+  if (std::optional<T> value = named(name))
+    return *value;
+  return parser.emitError(at) << "unknown " << what << " '" << name << "'";
+}
+
+} // namespace
+
+FailureOr<::cohere2c::StepParam> mlir::cohere2c::plan::parseStepParam(AsmParser &parser) {
+  return parseNamed<::cohere2c::StepParam>(parser, ::cohere2c::stepParamNamed,
+                                           "step parameter");
+}
+
+FailureOr<::cohere2c::PlanInput> mlir::cohere2c::plan::parsePlanInput(AsmParser &parser) {
+  return parseNamed<::cohere2c::PlanInput>(parser, ::cohere2c::planInputNamed, "step input");
+}
+
+LogicalResult ViewAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               FlatSymbolRefAttr buffer, int64_t column, int64_t width) {
+  if (column < 0 || width < 0 || (width == 0 && column != 0))
+    return emitError() << "a view is a whole buffer or [column, width] with width > 0; found ["
+                       << column << ", " << width << "]";
+  return success();
+}
+
+// #plan.view<@b3> or #plan.view<@b3[128, 64]>
+Attribute ViewAttr::parse(AsmParser &parser, Type) {
+  FlatSymbolRefAttr buffer;
+  int64_t column = 0, width = 0;
+  if (parser.parseLess() || parser.parseAttribute(buffer))
+    return {};
+  if (succeeded(parser.parseOptionalLSquare()) &&
+      (parser.parseInteger(column) || parser.parseComma() || parser.parseInteger(width) ||
+       parser.parseRSquare()))
+    return {};
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<ViewAttr>(parser.getContext(), buffer, column, width);
+}
+
+void ViewAttr::print(AsmPrinter &printer) const {
+  printer << "<" << getBuffer();
+  if (getWidth() != 0)
+    printer << "[" << getColumn() << ", " << getWidth() << "]";
+  printer << ">";
+}

@@ -1,0 +1,80 @@
+//===- StepParams.cpp -----------------------------------------------------===//
+
+#include "Artifact/StepParams.h"
+
+#include <algorithm>
+
+namespace cohere2c {
+
+namespace {
+
+constexpr std::array<std::string_view, kNumStepParams> kNames = {
+    "tokens",          "rows",           "block_size",           "full_table_width",
+    "sliding_table_width", "decode_tokens", "prefill_tiles",     "prefill_splits",
+    "prefill_blocks",  "prefill_partials", "prefill_merge_tokens", "decode_splits",
+    "decode_split_blocks", "token_splits", "token_split_blocks", "gemv_token",
+    "gemm_tokens",     "greedy_rows",    "side_stream"};
+
+} // namespace
+
+std::string_view stepParamName(StepParam param) { return kNames[(int)param]; }
+
+std::optional<StepParam> stepParamNamed(std::string_view name) {
+  for (int p = 0; p < kNumStepParams; ++p)
+    if (kNames[p] == name)
+      return (StepParam)p;
+  return std::nullopt;
+}
+
+bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t rows) {
+  return tokens > 0 && generated == tokens && tokens == numSeqs && rows == tokens;
+}
+
+int64_t splitsFor(int64_t tokens, int64_t maxKeys) {
+  int64_t wanted = tokens ? kDecodeSplitTokens / tokens : 1;
+  wanted = std::clamp<int64_t>(std::min(wanted, maxKeys / kMinDecodeSplitKeys), 1,
+                               kMaxDecodeSplits);
+  int64_t splits = 1;
+  while (splits * 2 <= wanted)
+    splits *= 2;
+  return splits;
+}
+
+StepParamValues stepParams(int64_t tokens, int64_t generated, int64_t rows, int64_t blockSize,
+                           int64_t fullTableWidth, int64_t slidingTableWidth, int64_t maxKeys,
+                           int64_t maxGeneratedKeys, bool greedyOnly) {
+  int64_t tiles =
+      generated < tokens ? (tokens + kPrefillTileTokens - 1) / kPrefillTileTokens : 0;
+  int64_t keyTiles = (maxKeys + kPrefillKeyTile - 1) / kPrefillKeyTile;
+  int64_t splits =
+      tiles ? std::clamp<int64_t>(std::min(kPrefillSplitTiles / tiles,
+                                           keyTiles / kMinPrefillSplitKeyTiles),
+                                  1, kMaxPrefillSplits)
+            : 1;
+  int64_t decodeSplits = splitsFor(generated, maxGeneratedKeys);
+  int64_t tokenSplits = splitsFor(tokens, std::max(maxKeys, maxGeneratedKeys));
+  using P = StepParam;
+  StepParamValues v;
+  v[P::Tokens] = tokens;
+  v[P::Rows] = rows;
+  v[P::BlockSize] = blockSize;
+  v[P::FullTableWidth] = fullTableWidth;
+  v[P::SlidingTableWidth] = slidingTableWidth;
+  v[P::DecodeTokens] = generated;
+  v[P::PrefillTiles] = tiles;
+  v[P::PrefillSplits] = splits;
+  v[P::PrefillBlocks] = tiles * splits;
+  v[P::PrefillPartials] = splits > 1 ? tokens * splits : 0;
+  v[P::PrefillMergeTokens] = splits > 1 ? tokens : 0;
+  v[P::DecodeSplits] = decodeSplits;
+  v[P::DecodeSplitBlocks] = generated * decodeSplits;
+  v[P::TokenSplits] = tokenSplits;
+  v[P::TokenSplitBlocks] = tokens * tokenSplits;
+  v[P::GemvToken] = tokens == 1 ? 1 : 0;
+  v[P::GemmTokens] = tokens == 1 ? 0 : tokens;
+  v[P::GreedyRows] = greedyOnly ? rows : 0;
+  v[P::SideStream] = tokens <= kSideStreamMaxTokens ? 1 : 0;
+  return v;
+}
+
+} // namespace cohere2c
