@@ -49,9 +49,10 @@ namespace {
 constexpr const char *kAttnPipeline =
     "attn-quantize-fp8-rowwise,cse,attn-fuse-norm-quant,attn-fuse-swiglu-quant,";
 
-/// Runs `pipeline` (text without the outer builtin.module(...), MLIR-NOTES)
-/// and fails on any error diagnostic, since some passes report errors and
-/// still succeed.
+/// Runs `pipeline` (text without the outer builtin.module(...): with it,
+/// MLIR 22's parsePassPipeline nests the passes on child modules, which
+/// silently runs nothing) and fails on any error diagnostic, since some
+/// passes report errors and still succeed.
 llvm::Error runPipeline(ModuleOp module, StringRef pipeline) {
   std::string messages;
   llvm::raw_string_ostream os(messages);
