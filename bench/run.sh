@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Issue 7's benchmark, in one go on a machine with one NVIDIA H200 (builds nothing there):
+# The benchmark, in one go on a machine with one NVIDIA H200 (builds nothing there):
 # Hugging Face transformers (bf16, sdpa) and cohere2c (bf16 and fp8-rowwise) on the same random
 # Command R7B-shaped model. Steps, each run by bench/bench.py or cohere2c-run:
 #   checkpoint   a random bf16 checkpoint of the config's shapes (and its FP8-rowwise version)
 #   hf           Hugging Face's figures and last-position logits (and, with --reference, the
-#                float64 references of issue 6)
+#                float64 references, full and FP8-rowwise)
 #   bf16         cohere2c-run --checkpoint on it, three runs: batch-1 cases, batch 16, batch 64
 #   fp8-rowwise  the same with the fp8-rowwise artifact
 #   report       checks (cohere2c bf16 against Hugging Face: cosine of the last-position logits

@@ -1,6 +1,6 @@
 //===- ModelToAttn.cpp - Cohere2 model description -> attn module ---------===//
 //
-// The model, exactly (DESIGN.md; Hugging Face's Cohere2 modeling code):
+// The model (Hugging Face transformers' modeling_cohere2.py; docs/ARCHITECTURE.md):
 //   h = LayerNorm(x) * w_ln
 //   x = x + Attention_i(h) + Down(SiLU(Gate(h)) * Up(h))
 //   logits = (LayerNorm(x) * w_final) @ Embedding^T * logit_scale

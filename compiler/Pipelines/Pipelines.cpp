@@ -34,8 +34,9 @@ namespace {
 constexpr const char *kAttnPipeline =
     "attn-quantize-fp8-rowwise,cse,attn-fuse-norm-quant,attn-fuse-swiglu-quant,";
 
-/// Pipelines are written as text nested in the module (the form
-/// parsePassPipeline takes for an OpPassManager on builtin.module).
+/// Pipelines are written as text without the outer builtin.module(...):
+/// with it, MLIR 22's parsePassPipeline nests the passes on child modules,
+/// which silently runs nothing.
 std::string hostPipeline() {
   return std::string(kAttnPipeline) +
          "convert-attn-to-host,canonicalize,cse,loop-invariant-code-motion,"

@@ -1,6 +1,6 @@
 //===- Precision.h - How a precision stores a model on a target -----------===//
 //
-// DESIGN.md, "Precision":
+// docs/ARCHITECTURE.md, "Precision":
 //   f32          everything f32 (the host target, exact tests);
 //   bf16         bf16 weights, activations and KV cache, f32 accumulation and
 //                norm statistics (cuda only);

@@ -42,7 +42,8 @@ uint16_t floatToBF16(float value);
 uint8_t floatToE4M3(float value);
 
 /// Quantizes `n` values to e4m3 with one scale, the weight recipe of
-/// DESIGN.md ("Precision") and the reference's fp8_rowwise: scale =
+/// docs/ARCHITECTURE.md ("Precision") and of the float64 FP8 references
+/// (test/data/models/README.md): scale =
 /// max(amax, 1e-12) / 448, out[i] = e4m3(values[i] / scale), the quotient
 /// computed in double. Returns scale (as f32).
 float quantizeRowE4M3(const float *values, int64_t n, uint8_t *out);

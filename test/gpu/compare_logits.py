@@ -14,7 +14,7 @@ MODE teacher: the run was prompt + greedy[:-1] fed as the prompt (teacher forcin
   to bf16, as FlashAttention does: unit/runtime/CudaPlanTest.cpp has the figures).
   PRECISION fp8-rowwise (teacher only): mean |logits - logits_fp8| at most a quarter of
   mean |logits_fp8 - logits| (the recipe is computed, not merely something close), no NaN.
-(Tolerances: test/data/models/README.md and the project's issue.) Prints one line; exits 1 on failure.
+(Tolerances: test/data/models/README.md, and above.) Prints one line; exits 1 on failure.
 """
 import json, sys
 from safetensors.numpy import load_file

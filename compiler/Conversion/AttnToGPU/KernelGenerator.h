@@ -4,7 +4,7 @@
 // gpu.func per specialized kernel into a gpu.module and records the step as
 // a LaunchPlan. Kernels take flat pointers (bare-pointer memrefs of a
 // static, nominal size) and compute in f32 whatever the storage type.
-// Formulas: DESIGN.md, "The model, exactly", as in the host lowering
+// Formulas: docs/ARCHITECTURE.md, "The model", as in the host lowering
 // (AttnToHost.cpp). The kernels are defined by family: RowKernels.cpp
 // (embedding, norms, quantization, SwiGLU, residuals, row gathers),
 // AttentionKernels.cpp (KV append, decode and prefill attention),
@@ -305,7 +305,7 @@ private:
       return arith::TruncFOp::create(b, b.getF32Type(), mulf(wide(x), reciprocal));
     };
     forEachPair(row, [&](const RowPair &p) {
-      // The first operand lands in the upper byte (MLIR-NOTES): pass
+      // cvt.rn.satfinite.e4m3x2.f32 puts its first operand in the upper byte: pass
       // (x[2j+1], x[2j]) to store the bytes in order.
       Value packed = NVVM::ConvertF32x2ToF8x2Op::create(
           b, b.getI16Type(), quotient(p.x1), quotient(p.x0), NVVM::FPRoundingMode::RN,
@@ -346,7 +346,7 @@ private:
   /// activations (reads of weights may come first).
   bool beginKernel(const std::string &name, ArrayRef<Type> args, int64_t threads,
                    int64_t scratchFloats, bool waitAtStart = true);
-  /// Programmatic dependent launch (manifest format 5): the runtime may start
+  /// Programmatic dependent launch (docs/ARCHITECTURE.md): the runtime may start
   /// a kernel while the launch before it still runs. This waits until that
   /// launch has finished and its writes are visible (griddepcontrol.wait;
   /// so this kernel's writes also come after that launch's reads), then lets

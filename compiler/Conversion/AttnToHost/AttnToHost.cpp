@@ -3,8 +3,8 @@
 // Each attn op becomes a loop nest over memrefs; every op result gets a
 // buffer [T, features] that is freed after its last use. The arithmetic is
 // f32 with sequential f32 accumulation; rotary angles are computed in f64.
-// Formulas: DESIGN.md "The model, exactly" and the float64 oracle
-// (reference/make_reference.py, reference_forward).
+// Formulas: docs/ARCHITECTURE.md, "The model"; checked against the float64
+// reference logits of test/data/models (README.md there).
 //
 //===----------------------------------------------------------------------===//
 

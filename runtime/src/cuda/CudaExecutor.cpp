@@ -456,8 +456,9 @@ CudaExecutor::enqueueSteps(const StepParamValues &params) {
       continue;
     // Programmatic dependent launch: the kernel may start while the one
     // before it finishes; it waits for that one's results itself
-    // (griddepcontrol.wait), after reading what no
-    // earlier launch writes (the weights of a matrix-vector kernel).
+    // (griddepcontrol.wait, KernelGenerator::waitForPreviousLaunch), after
+    // reading what no earlier launch writes (the weights of a matrix-vector
+    // kernel).
     CUlaunchAttribute early{};
     early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     early.value.programmaticStreamSerializationAllowed = 1;

@@ -4,7 +4,8 @@
 // (its parent block's hash, its B token ids): equal hashes mean equal prefixes
 // up to the block's end, except on a collision. The prefix tree confirms every
 // hit by comparing tokens and the parent link, so a collision only costs a
-// cache miss, never someone else's KV (DESIGN.md, "The paged KV cache").
+// cache miss, never someone else's KV (docs/ARCHITECTURE.md, "The paged KV
+// cache").
 //
 // Hashes are XXH3-128 of the parent's 16 bytes followed by the tokens' bytes in
 // host order: they identify blocks within one process and are never persisted.

@@ -1,9 +1,9 @@
 //===- KVCacheManager.h - Host bookkeeping of the paged KV cache ----------===//
 //
 // The block tables of every sequence, per KV group, and the prefix cache
-// (DESIGN.md, "The paged KV cache"). Only block ids live here; the memory
-// layer maps (group, block id) to the address of B tokens' K and V for every
-// layer of that group.
+// (docs/ARCHITECTURE.md, "The paged KV cache"). Only block ids live here; the
+// memory layer maps (group, block id) to the address of B tokens' K and V for
+// every layer of that group.
 //
 // Rules, with B the block size and W a group's window in tokens:
 //   - Storage is never cyclic: logical block k of a sequence holds the KV of

@@ -10,6 +10,21 @@ func.func private @f() attributes {p = #attn.rope<theta = -1.0, interleaved>}
 
 // -----
 
+// expected-error @+1 {{rope must be interleaved: only interleaved pairing (x[2m], x[2m+1]) is implemented, not the half-split pairing (x[m], x[m + head_dim/2])}}
+func.func private @f() attributes {p = #attn.rope<theta = 1.0e4>}
+
+// -----
+
+func.func @half_split_rope(%q: tensor<?x64xf32>, %kv: tensor<?x32xf32>, %pos: tensor<?xi32>) {
+  %a = attn.attention %q, %kv, %kv, %pos {num_heads = 2, num_kv_heads = 1, head_dim = 32, kv_slot = 0,
+      // expected-error @+1 {{rope must be interleaved}}
+      window = #attn.sliding<4>, position = #attn.rope<theta = 1.0e4>}
+      : (tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?xi32>) -> tensor<?x64xf32>
+  return
+}
+
+// -----
+
 func.func @gqa(%q: tensor<?x96xf32>, %kv: tensor<?x64xf32>, %pos: tensor<?xi32>) {
   // expected-error @+1 {{num_kv_heads (2) must divide num_heads (3)}}
   %a = attn.attention %q, %kv, %kv, %pos {num_heads = 3, num_kv_heads = 2, head_dim = 32, kv_slot = 0,

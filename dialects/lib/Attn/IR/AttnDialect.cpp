@@ -39,6 +39,12 @@ LogicalResult RopeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!theta.isFiniteNonZero() || theta.isNegative())
     return emitError() << "rope theta must be positive and finite, found "
                        << theta.convertToDouble();
+  // Both lowerings (AttnToHost, AttnToGPU's kv-append kernel) rotate
+  // (x[2m], x[2m+1]); accepting the half-split pairing would miscompile.
+  if (!interleaved)
+    return emitError() << "rope must be interleaved: only interleaved pairing "
+                          "(x[2m], x[2m+1]) is implemented, not the half-split "
+                          "pairing (x[m], x[m + head_dim/2])";
   return success();
 }
 

@@ -20,8 +20,12 @@ def Attn_RopeAttr : Attn_Attr<"Rope", "rope"> {
   let description = [{
     Rotates pairs of q and k features by the angle p * theta^(-2m/head_dim)
     for pair m at position p (Su et al., RoFormer). `interleaved` pairs
-    (x[2m], x[2m+1]) as GPT-J and Cohere do; without it, pairs are
-    (x[m], x[m + head_dim/2]) as in Llama.
+    (x[2m], x[2m+1]) as GPT-J and Cohere do; without it, pairs would be
+    (x[m], x[m + head_dim/2]) as in Llama. Only interleaved pairing is
+    implemented (both lowerings rotate (x[2m], x[2m+1])), so the verifier
+    rejects a rope without `interleaved` rather than let it be compiled as
+    the other pairing. The flag stays in the syntax so that a module says
+    which pairing it means.
   }];
   let parameters = (ins "::llvm::APFloat":$theta, "bool":$interleaved);
   let hasCustomAssemblyFormat = 1;

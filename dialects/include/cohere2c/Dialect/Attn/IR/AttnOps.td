@@ -79,7 +79,8 @@ def Attn_QuantizeOp : Attn_Op<"quantize", [Pure]> {
   let description = [{
     scale[t] = max(amax(|x[t]|) / 448, 1 / (448 * 512)); q[t] = x[t] / scale[t]
     rounded to the nearest float8 e4m3fn value, saturating at +-448
-    (DESIGN.md, "Precision"). An all-zero row gives zeros, never NaN.
+    (docs/ARCHITECTURE.md, "Precision"). The floor 1/(448*512) makes an
+    all-zero row give zeros, never NaN.
   }];
   let arguments = (ins Attn_Activation:$input);
   let results = (outs Attn_FP8Activation:$values, Attn_RowScales:$scales);
