@@ -1,8 +1,8 @@
 //===- ModelLoading.h - What the tools load to run a compiled model -------===//
 //
-// The steps cohere2c-run and cohere2c-serve share after loading an
-// artifact (Artifact.h): its text (tokenizer, chat template, EOS ids), its
-// weights, and the executor of its target.
+// The steps the C API (capi/Runtime.cpp) and cohere2c-serve share after
+// loading an artifact (Artifact.h): its text (tokenizer, chat template, EOS
+// ids), its weights, and the executor of its target.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COHERE2C_RUNTIME_MODELLOADING_H
