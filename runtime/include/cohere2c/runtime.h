@@ -265,9 +265,13 @@ typedef struct cohere2c_engine_options_t {
   int64_t max_batch;
   /* Reuse the KV blocks of cached prefixes across requests. Default true. */
   bool prefix_cache;
-  /* Keep generating past the EOS ids (generation_config.json's, else
-   * config.json's) for every request. Default false. */
+  /* Keep generating past the EOS ids for every request. Default false. */
   bool ignore_eos;
+  /* The token ids that end a request, [eos_token_count] int64, copied at
+   * create; NULL (the default): the model's (generation_config.json's
+   * eos_token_id, else config.json's). */
+  const int64_t *eos_token_ids;
+  size_t eos_token_count;
 } cohere2c_engine_options_t;
 
 void cohere2c_engine_options_initialize(cohere2c_engine_options_t *out_options);
@@ -285,7 +289,9 @@ cohere2c_engine_create(cohere2c_artifact_t *artifact,
 void cohere2c_engine_retain(cohere2c_engine_t *engine);
 void cohere2c_engine_release(cohere2c_engine_t *engine);
 
-/* The options in force: kv_blocks as resolved when 0 was asked for. */
+/* The options in force: kv_blocks as resolved when 0 was asked for, and
+ * the EOS ids in force (NULL: config.json's, for an artifact without text);
+ * pointers valid while the engine lives. */
 cohere2c_status_t
 cohere2c_engine_options(const cohere2c_engine_t *engine,
                         cohere2c_engine_options_t *out_options);

@@ -10,37 +10,33 @@
 
 #include "cohere2c/runtime.h"
 
-#include "Artifact.h"
 #include "ModelLoading.h"
-#include "Weights.h"
-#include "scheduler/Engine.h"
-#include "text/ModelText.h"
+#include "capi/Handles.h"
 
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <memory>
 #include <string>
 
 using namespace cohere2c;
+using namespace cohere2c::capi;
 
 struct cohere2c_status_s {
   cohere2c_status_code_t code;
   std::string message;
 };
 
-namespace {
-
-cohere2c_status_t makeStatus(cohere2c_status_code_t code, std::string message) {
+cohere2c_status_t cohere2c::capi::makeStatus(cohere2c_status_code_t code,
+                                             std::string message) {
   return new cohere2c_status_s{code, std::move(message)};
 }
 
-/// NULL for an OK `status`, else its message with `code`.
-cohere2c_status_t statusOf(const Status &status, cohere2c_status_code_t code) {
+cohere2c_status_t cohere2c::capi::statusOf(const Status &status,
+                                           cohere2c_status_code_t code) {
   return status.ok() ? nullptr : makeStatus(code, status.message());
 }
+
+namespace {
 
 cohere2c_status_t nullArgument(const char *function, const char *argument) {
   return makeStatus(COHERE2C_STATUS_INVALID_ARGUMENT,
@@ -80,26 +76,7 @@ template <typename Handle> void releaseReference(Handle *handle) {
 
 } // namespace
 
-struct cohere2c_artifact_t {
-  std::atomic<int64_t> references{1};
-  std::unique_ptr<LoadedArtifact> loaded;
-  /// Null when the library carries no tokenizer.
-  std::unique_ptr<text::ModelText> text;
-  std::unique_ptr<WeightBuffer> weights;
-};
-
 namespace {
-
-/// Members that keep their artifact or engine alive release it last:
-/// declared first, destroyed last.
-struct ArtifactReleaser {
-  void operator()(cohere2c_artifact_t *a) const { cohere2c_artifact_release(a); }
-};
-using ArtifactReference = std::unique_ptr<cohere2c_artifact_t, ArtifactReleaser>;
-
-struct EngineReleaser {
-  void operator()(cohere2c_engine_t *e) const { cohere2c_engine_release(e); }
-};
 
 /// The text calls' common checks: the artifact and its tokenizer.
 cohere2c_status_t needText(const cohere2c_artifact_t *artifact,
@@ -115,16 +92,6 @@ cohere2c_status_t needText(const cohere2c_artifact_t *artifact,
 }
 
 } // namespace
-
-struct cohere2c_engine_t {
-  ArtifactReference artifact;
-  std::atomic<int64_t> references{1};
-  EngineOptions options;
-  std::unique_ptr<Executor> executor;
-  std::unique_ptr<Engine> engine;
-  /// The requests in flight, by ticket; a request leaves at its end.
-  std::map<Ticket, cohere2c_request_t *> inFlight;
-};
 
 struct cohere2c_request_t {
   std::unique_ptr<cohere2c_engine_t, EngineReleaser> engine;
@@ -408,7 +375,8 @@ void cohere2c_engine_options_initialize(
   EngineOptions defaults;
   *out_options = {defaults.blockSize,    defaults.numBlocks,
                   defaults.prefillChunk, defaults.maxBatch,
-                  defaults.prefixCache,  defaults.ignoreEos};
+                  defaults.prefixCache,  defaults.ignoreEos,
+                  nullptr,               0};
 }
 
 namespace {
@@ -439,6 +407,9 @@ StatusOr<EngineOptions> engineOptionsOf(const cohere2c_engine_options_t &o) {
   options.maxBatch = o.max_batch;
   options.prefixCache = o.prefix_cache;
   options.ignoreEos = o.ignore_eos;
+  if (o.eos_token_ids)
+    options.eosTokenIds = std::vector<int64_t>(
+        o.eos_token_ids, o.eos_token_ids + o.eos_token_count);
   return options;
 }
 
@@ -465,7 +436,7 @@ cohere2c_engine_create(cohere2c_artifact_t *artifact,
     return statusOf(checked.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
   EngineOptions engineOptions = *checked;
   // The model's own EOS ids (generation_config.json's) where it has text.
-  if (artifact->text)
+  if (!engineOptions.eosTokenIds && artifact->text)
     engineOptions.eosTokenIds = artifact->text->eosTokenIds();
   auto executor =
       createExecutor(*artifact->loaded, *artifact->weights, engineOptions);
@@ -500,8 +471,12 @@ cohere2c_engine_options(const cohere2c_engine_t *engine,
   if (!engine || !out_options)
     return nullArgument("cohere2c_engine_options", "engine or out_options");
   const EngineOptions &o = engine->options;
-  *out_options = {o.blockSize, o.numBlocks,   o.prefillChunk,
-                  o.maxBatch,  o.prefixCache, o.ignoreEos};
+  *out_options = {o.blockSize,   o.numBlocks, o.prefillChunk, o.maxBatch,
+                  o.prefixCache, o.ignoreEos, nullptr,        0};
+  if (o.eosTokenIds) {
+    out_options->eos_token_ids = o.eosTokenIds->data();
+    out_options->eos_token_count = o.eosTokenIds->size();
+  }
   return nullptr;
 }
 
