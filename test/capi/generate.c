@@ -38,7 +38,8 @@ static void expect_error(const char *what, cohere2c_status_t status,
   }
   if (cohere2c_status_code(status) != code ||
       !strstr(cohere2c_status_message(status), needle)) {
-    fprintf(stderr, "FAIL: %s: code %d, message '%s' (expected code %d and '%s')\n",
+    fprintf(stderr,
+            "FAIL: %s: code %d, message '%s' (expected code %d and '%s')\n",
             what, (int)cohere2c_status_code(status),
             cohere2c_status_message(status), (int)code, needle);
     ++failures;
@@ -65,9 +66,10 @@ static size_t parse_ids(const char *text, int32_t *ids, size_t capacity) {
 
 static void check_bad_input(const char *artifact_path) {
   cohere2c_artifact_t *artifact = NULL;
-  expect_error("open a missing artifact",
-               cohere2c_artifact_open("/nonexistent/missing-model.so", &artifact),
-               COHERE2C_STATUS_INVALID_ARGUMENT, "missing-model.so");
+  expect_error(
+      "open a missing artifact",
+      cohere2c_artifact_open("/nonexistent/missing-model.so", &artifact),
+      COHERE2C_STATUS_INVALID_ARGUMENT, "missing-model.so");
   if (artifact) {
     fprintf(stderr, "FAIL: a failed open set its out parameter\n");
     ++failures;
@@ -97,7 +99,8 @@ static void check_bad_input(const char *artifact_path) {
   status = cohere2c_artifact_load_weights(artifact, NULL);
   if (!cohere2c_status_is_ok(status))
     fail("load weights", status);
-  expect_error("block_size 0", cohere2c_engine_create(artifact, &options, &engine),
+  expect_error("block_size 0",
+               cohere2c_engine_create(artifact, &options, &engine),
                COHERE2C_STATUS_INVALID_ARGUMENT, "block_size");
   cohere2c_artifact_release(artifact);
 }

@@ -27,9 +27,9 @@ StatusOr<std::vector<int32_t>>
 ModelText::encodePrompt(std::string_view text) const {
   int32_t *ids = nullptr;
   size_t count = 0;
-  if (Status s = statusOf(cohere2c_artifact_encode(
-          artifact_, text.data(), text.size(),
-          /*add_special_tokens=*/true, &ids, &count));
+  if (Status s = statusOf(
+          cohere2c_artifact_encode(artifact_, text.data(), text.size(),
+                                   /*add_special_tokens=*/true, &ids, &count));
       !s.ok())
     return s;
   return takeIds(ids, count);
@@ -78,8 +78,7 @@ StatusOr<RequestHandle> submit(cohere2c_engine_t *engine,
   options.prompt_ids = request.promptIds.data();
   options.prompt_length = request.promptIds.size();
   cohere2c_request_t *submitted = nullptr;
-  if (Status s =
-          statusOf(cohere2c_engine_submit(engine, &options, &submitted));
+  if (Status s = statusOf(cohere2c_engine_submit(engine, &options, &submitted));
       !s.ok())
     return s;
   return RequestHandle(submitted);
@@ -90,7 +89,8 @@ Status reportTokens(cohere2c_request_t *request, size_t i, size_t &reported,
                     const RequestCallbacks &callbacks) {
   const int32_t *ids = nullptr;
   size_t count = 0;
-  if (Status s = statusOf(cohere2c_request_generated_ids(request, &ids, &count));
+  if (Status s =
+          statusOf(cohere2c_request_generated_ids(request, &ids, &count));
       !s.ok())
     return s;
   for (; reported < count; ++reported)

@@ -27,9 +27,8 @@ double negativeLogLikelihood(const float *logits, int64_t vocab,
 }
 
 /// One line's sequence; `where` is "FILE:LINE".
-StatusOr<std::vector<int32_t>> sequenceOf(const json &j,
-                                          const std::string &where,
-                                          const ModelText *text) {
+StatusOr<std::vector<int32_t>>
+sequenceOf(const json &j, const std::string &where, const ModelText *text) {
   for (auto &field : j.items())
     if (field.key() != "ids" && field.key() != "text")
       return Status::error(where + ": unknown field '" + field.key() +
@@ -66,8 +65,8 @@ StatusOr<std::vector<int32_t>> sequenceOf(const json &j,
 
 } // namespace
 
-StatusOr<std::vector<RunRequest>>
-readPerplexityFile(const std::string &path, const ModelText *text) {
+StatusOr<std::vector<RunRequest>> readPerplexityFile(const std::string &path,
+                                                     const ModelText *text) {
   std::vector<RunRequest> requests;
   Status read =
       forEachJsonLine(path, [&](const json &j, const std::string &where, int) {
@@ -113,11 +112,12 @@ namespace {
 
 /// Adds the NLL of a finished request `r` of `ids` to `nll` and the tokens
 /// scored to `tokensScored`.
-Status score(cohere2c_request_t *r, const RunRequest &request,
-             int64_t vocab, double &nll, int64_t &tokensScored) {
+Status score(cohere2c_request_t *r, const RunRequest &request, int64_t vocab,
+             double &nll, int64_t &tokensScored) {
   const float *logits = nullptr;
   int64_t rows = 0, firstRow = 0;
-  if (Status s = statusOf(cohere2c_request_logits(r, &logits, &rows, &firstRow));
+  if (Status s =
+          statusOf(cohere2c_request_logits(r, &logits, &rows, &firstRow));
       !s.ok())
     return s;
   if (firstRow != 0)

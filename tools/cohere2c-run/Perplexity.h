@@ -28,8 +28,8 @@ namespace cohere2c {
 /// text, an id that is not an int32, fewer than 2 tokens, text without a
 /// tokenizer (`text` null) or text the tokenizer rejects; an unreadable or
 /// empty file.
-StatusOr<std::vector<RunRequest>>
-readPerplexityFile(const std::string &path, const ModelText *text);
+StatusOr<std::vector<RunRequest>> readPerplexityFile(const std::string &path,
+                                                     const ModelText *text);
 
 struct PerplexityReport {
   /// Per sequence, in file order: the summed NLL (nats) and tokens scored.

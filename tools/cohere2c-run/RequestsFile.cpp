@@ -27,8 +27,7 @@ constexpr const char *kFields[] = {
 /// One line's request, checked field by field; `where` is "FILE:LINE".
 class LineReader {
 public:
-  LineReader(const json &j, const std::string &where,
-             const ModelText *text)
+  LineReader(const json &j, const std::string &where, const ModelText *text)
       : j(j), where(where), text(text) {}
 
   Status read(RunRequest &r) {

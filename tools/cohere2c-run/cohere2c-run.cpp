@@ -379,8 +379,8 @@ public:
   Status finish() {
     char *rest = nullptr;
     size_t length = 0;
-    if (Status s = statusOf(
-            cohere2c_decoder_finish(decoder_.get(), &rest, &length));
+    if (Status s =
+            statusOf(cohere2c_decoder_finish(decoder_.get(), &rest, &length));
         !s.ok())
       return s;
     std::cout.write(rest, length) << std::endl;
@@ -451,7 +451,8 @@ Status serveSingle(cohere2c_engine_t *engine, cohere2c_artifact_t *artifact,
     auto logits = logitsOf(result);
     if (!logits.ok())
       return logits.status();
-    return logitsTarget.write({{"logits", {logits->rows, vocab}, logits->data}});
+    return logitsTarget.write(
+        {{"logits", {logits->rows, vocab}, logits->data}});
   };
   return runRequests(engine, {r}, callbacks);
 }
@@ -515,7 +516,8 @@ void printStats(cohere2c_engine_t *engine) {
 }
 
 /// The requests the options ask for.
-StatusOr<std::vector<RunRequest>> requestsOf(Options &o, const ModelText *text) {
+StatusOr<std::vector<RunRequest>> requestsOf(Options &o,
+                                             const ModelText *text) {
   if (o.single()) {
     auto r = singleRequest(o, text);
     if (!r.ok())

@@ -131,7 +131,8 @@ typedef struct cohere2c_weights_options_t {
 } cohere2c_weights_options_t;
 
 /* The defaults: the weights file beside the library. */
-void cohere2c_weights_options_initialize(cohere2c_weights_options_t *out_options);
+void cohere2c_weights_options_initialize(
+    cohere2c_weights_options_t *out_options);
 
 /* Binds the weights `options` names (NULL: the defaults) to `artifact`;
  * once per artifact, before its first engine. Errors (INVALID_ARGUMENT,

@@ -42,9 +42,12 @@ cohere2c_status_t statusOf(const Status &status, cohere2c_status_code_t code);
 /// Members that keep their artifact or engine alive release it last:
 /// declared first, destroyed last.
 struct ArtifactReleaser {
-  void operator()(cohere2c_artifact_t *a) const { cohere2c_artifact_release(a); }
+  void operator()(cohere2c_artifact_t *a) const {
+    cohere2c_artifact_release(a);
+  }
 };
-using ArtifactReference = std::unique_ptr<cohere2c_artifact_t, ArtifactReleaser>;
+using ArtifactReference =
+    std::unique_ptr<cohere2c_artifact_t, ArtifactReleaser>;
 
 struct EngineReleaser {
   void operator()(cohere2c_engine_t *e) const { cohere2c_engine_release(e); }

@@ -293,9 +293,10 @@ cohere2c_status_t needChat(const cohere2c_artifact_t *artifact,
 
 } // namespace
 
-cohere2c_status_t cohere2c_artifact_render_chat(
-    const cohere2c_artifact_t *artifact, const char *chat_json,
-    bool add_generation_prompt, char **out_text, size_t *out_length) {
+cohere2c_status_t
+cohere2c_artifact_render_chat(const cohere2c_artifact_t *artifact,
+                              const char *chat_json, bool add_generation_prompt,
+                              char **out_text, size_t *out_length) {
   if (cohere2c_status_t s =
           needChat(artifact, "cohere2c_artifact_render_chat", chat_json))
     return s;
@@ -311,14 +312,16 @@ cohere2c_status_t cohere2c_artifact_render_chat(
   return nullptr;
 }
 
-cohere2c_status_t cohere2c_artifact_encode_chat(
-    const cohere2c_artifact_t *artifact, const char *chat_json,
-    bool add_generation_prompt, int32_t **out_ids, size_t *out_count) {
+cohere2c_status_t
+cohere2c_artifact_encode_chat(const cohere2c_artifact_t *artifact,
+                              const char *chat_json, bool add_generation_prompt,
+                              int32_t **out_ids, size_t *out_count) {
   if (cohere2c_status_t s =
           needChat(artifact, "cohere2c_artifact_encode_chat", chat_json))
     return s;
   if (!out_ids || !out_count)
-    return nullArgument("cohere2c_artifact_encode_chat", "out_ids or out_count");
+    return nullArgument("cohere2c_artifact_encode_chat",
+                        "out_ids or out_count");
   auto chat = parseChat(chat_json);
   if (!chat.ok())
     return statusOf(chat.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
@@ -344,9 +347,8 @@ cohere2c_status_t cohere2c_decoder_create(cohere2c_artifact_t *artifact,
   return nullptr;
 }
 
-cohere2c_status_t cohere2c_decoder_push(cohere2c_decoder_t *decoder,
-                                        int32_t id, char **out_text,
-                                        size_t *out_length) {
+cohere2c_status_t cohere2c_decoder_push(cohere2c_decoder_t *decoder, int32_t id,
+                                        char **out_text, size_t *out_length) {
   if (!decoder || !out_text)
     return nullArgument("cohere2c_decoder_push", "decoder or out_text");
   auto piece = decoder->decoder.push(id);
@@ -373,10 +375,14 @@ void cohere2c_decoder_release(cohere2c_decoder_t *decoder) { delete decoder; }
 void cohere2c_engine_options_initialize(
     cohere2c_engine_options_t *out_options) {
   EngineOptions defaults;
-  *out_options = {defaults.blockSize,    defaults.numBlocks,
-                  defaults.prefillChunk, defaults.maxBatch,
-                  defaults.prefixCache,  defaults.ignoreEos,
-                  nullptr,               0};
+  *out_options = {defaults.blockSize,
+                  defaults.numBlocks,
+                  defaults.prefillChunk,
+                  defaults.maxBatch,
+                  defaults.prefixCache,
+                  defaults.ignoreEos,
+                  nullptr,
+                  0};
 }
 
 namespace {
@@ -424,9 +430,10 @@ cohere2c_engine_create(cohere2c_artifact_t *artifact,
   if (!out_engine)
     return nullArgument("cohere2c_engine_create", "out_engine");
   if (!artifact->weights)
-    return makeStatus(COHERE2C_STATUS_FAILED_PRECONDITION,
-                      artifact->loaded->path() +
-                          ": no weights bound (cohere2c_artifact_load_weights)");
+    return makeStatus(
+        COHERE2C_STATUS_FAILED_PRECONDITION,
+        artifact->loaded->path() +
+            ": no weights bound (cohere2c_artifact_load_weights)");
   cohere2c_engine_options_t given;
   cohere2c_engine_options_initialize(&given);
   if (options)
@@ -442,8 +449,8 @@ cohere2c_engine_create(cohere2c_artifact_t *artifact,
       createExecutor(*artifact->loaded, *artifact->weights, engineOptions);
   if (!executor.ok())
     return statusOf(executor.status(), COHERE2C_STATUS_INTERNAL);
-  auto engine = Engine::create(**executor, artifact->loaded->manifest(),
-                               engineOptions);
+  auto engine =
+      Engine::create(**executor, artifact->loaded->manifest(), engineOptions);
   if (!engine.ok())
     return statusOf(engine.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
   cohere2c_artifact_retain(artifact);
@@ -559,7 +566,8 @@ StatusOr<Request> requestOf(const cohere2c_request_options_t &o) {
     return Status::error(who + ": top_k must be at least 0, found " +
                          std::to_string(o.top_k));
   if (o.record_logits_from < 0)
-    return Status::error(who + ": record_logits_from must be at least 0, found " +
+    return Status::error(who +
+                         ": record_logits_from must be at least 0, found " +
                          std::to_string(o.record_logits_from));
   r.promptIds.assign(o.prompt_ids, o.prompt_ids + o.prompt_length);
   r.maxNewTokens = o.max_new_tokens;

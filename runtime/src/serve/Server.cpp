@@ -47,7 +47,8 @@ cohere2c_status_t loadText(const ServerOptions &o, Served &s) {
     auto files = TextFiles::readCheckpoint(o.tokenizer);
     if (!files.ok())
       return capi::statusOf(files.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
-    auto text = text::ModelText::create(*files, o.tokenizer, config.eosTokenIds);
+    auto text =
+        text::ModelText::create(*files, o.tokenizer, config.eosTokenIds);
     if (!text.ok())
       return capi::statusOf(text.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
     s.ownText = std::move(*text);
@@ -70,7 +71,8 @@ cohere2c_status_t loadText(const ServerOptions &o, Served &s) {
 
 cohere2c_status_t load(const ServerOptions &o, Metrics &metrics, Served &s) {
   cohere2c_artifact_t *artifact = nullptr;
-  if (cohere2c_status_t e = cohere2c_artifact_open(o.artifact.c_str(), &artifact))
+  if (cohere2c_status_t e =
+          cohere2c_artifact_open(o.artifact.c_str(), &artifact))
     return e;
   s.artifact.reset(artifact);
   if (cohere2c_status_t e = loadText(o, s))
@@ -98,9 +100,9 @@ cohere2c_status_t load(const ServerOptions &o, Metrics &metrics, Served &s) {
   s.engine.reset(engine);
   s.loop = std::make_unique<EngineLoop>(*engine->engine, metrics, o.maxWaiting);
   const ModelConfig &config = artifact->loaded->manifest().config;
-  s.context.reset(new CompletionContext{
-      *s.text, *s.loop, metrics, o.modelName, config.maxPositionEmbeddings,
-      *engine->options.eosTokenIds});
+  s.context.reset(new CompletionContext{*s.text, *s.loop, metrics, o.modelName,
+                                        config.maxPositionEmbeddings,
+                                        *engine->options.eosTokenIds});
   return nullptr;
 }
 
@@ -155,7 +157,8 @@ cohere2c_status_t runServer(const ServerOptions &o) {
       (long long)engine.blockSize, (long long)engine.maxBatch);
   acceptor.join(); // until a signal stops accepting
   signalWatcher.join();
-  auto grace = std::chrono::milliseconds((int64_t)(o.shutdownGraceSeconds * 1000));
+  auto grace =
+      std::chrono::milliseconds((int64_t)(o.shutdownGraceSeconds * 1000));
   served.loop->shutdown(grace);
   // Connections answer their cancelled requests, then close.
   if (!(*server)->waitForConnections(std::chrono::seconds(5)))

@@ -61,7 +61,8 @@ void load(const std::string &model, int64_t maxBatch, Loaded &loaded) {
   options.kv_blocks = 64;
   options.max_batch = maxBatch;
   options.ignore_eos = true;
-  ASSERT_C_OK(cohere2c_engine_create(loaded.artifact, &options, &loaded.engine));
+  ASSERT_C_OK(
+      cohere2c_engine_create(loaded.artifact, &options, &loaded.engine));
 }
 
 cohere2c_request_options_t greedy(const std::vector<int32_t> &prompt,
@@ -265,17 +266,17 @@ TEST(CApiTest, TextCallsAgree) {
   // A chat's ids are its rendering's, encoded without special tokens.
   const char *chat = R"({"messages": [{"role": "user", "content": "Hi"}]})";
   char *rendered = nullptr;
-  ASSERT_C_OK(cohere2c_artifact_render_chat(artifact, chat, true, &rendered,
-                                            &length));
+  ASSERT_C_OK(
+      cohere2c_artifact_render_chat(artifact, chat, true, &rendered, &length));
   std::string renderedText(rendered, length);
   cohere2c_free(rendered);
   EXPECT_NE(renderedText.find("Hi"), std::string::npos);
-  ASSERT_C_OK(cohere2c_artifact_encode_chat(artifact, chat, true, &ids, &count));
+  ASSERT_C_OK(
+      cohere2c_artifact_encode_chat(artifact, chat, true, &ids, &count));
   std::vector<int32_t> chatIds(ids, ids + count);
   cohere2c_free(ids);
-  ASSERT_C_OK(cohere2c_artifact_encode(artifact, renderedText.data(),
-                                       renderedText.size(), false, &ids,
-                                       &count));
+  ASSERT_C_OK(cohere2c_artifact_encode(
+      artifact, renderedText.data(), renderedText.size(), false, &ids, &count));
   EXPECT_EQ(chatIds, std::vector<int32_t>(ids, ids + count));
   cohere2c_free(ids);
 
