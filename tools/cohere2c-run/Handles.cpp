@@ -123,10 +123,14 @@ Status runRequests(cohere2c_engine_t *engine,
             !s.ok())
           return s;
     for (size_t i = 0; i < inFlight.size(); ++i) {
-      cohere2c_request_state_t state = COHERE2C_REQUEST_IN_FLIGHT;
-      if (!inFlight[i] ||
-          !statusOf(cohere2c_request_state(inFlight[i].get(), &state)).ok() ||
-          state != COHERE2C_REQUEST_FINISHED)
+      if (!inFlight[i])
+        continue;
+      cohere2c_request_state_t state;
+      if (Status s =
+              statusOf(cohere2c_request_state(inFlight[i].get(), &state));
+          !s.ok())
+        return s;
+      if (state != COHERE2C_REQUEST_FINISHED)
         continue;
       if (callbacks.onFinish)
         if (Status s = callbacks.onFinish(i, inFlight[i].get()); !s.ok())

@@ -2,9 +2,10 @@
 //
 // Each handle owns the C++ objects behind it and a reference count; errors
 // of the C++ runtime pass through with their messages and get the code the
-// header documents for the call. No exception crosses the API: the runtime
-// reports errors as Status values, and allocation failure is the one
-// exception left, which ends the process as it would in C.
+// header documents for the call. The runtime reports errors as Status
+// values, not exceptions; running out of memory (std::bad_alloc) is the one
+// failure not turned into a status, as most C libraries do not survive
+// malloc failing either.
 //
 //===----------------------------------------------------------------------===//
 
