@@ -60,8 +60,8 @@ void copyOut(const std::string &text, char **outText, size_t *outLength) {
 void copyOut(const std::vector<int32_t> &ids, int32_t **outIds,
              size_t *outCount) {
   // malloc(0) may return NULL; one element keeps NULL for errors alone.
-  int32_t *copy =
-      static_cast<int32_t *>(std::malloc(std::max<size_t>(ids.size(), 1) * 4));
+  int32_t *copy = static_cast<int32_t *>(
+      std::malloc(std::max<size_t>(ids.size(), 1) * sizeof(int32_t)));
   if (!copy)
     std::abort();
   std::copy(ids.begin(), ids.end(), copy);
@@ -74,10 +74,6 @@ template <typename Handle> void releaseReference(Handle *handle) {
   if (handle && handle->references.fetch_sub(1) == 1)
     delete handle;
 }
-
-} // namespace
-
-namespace {
 
 /// The text calls' common checks: the artifact and its tokenizer.
 cohere2c_status_t needText(const cohere2c_artifact_t *artifact,
