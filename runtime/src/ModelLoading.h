@@ -1,8 +1,9 @@
-//===- ModelLoading.h - What the tools load to run a compiled model -------===//
+//===- ModelLoading.h - What the C API loads to run a compiled model ------===//
 //
-// The steps cohere2c-run and cohere2c-serve share after loading an
-// artifact (Artifact.h): its text (tokenizer, chat template, EOS ids), its
-// weights, and the executor of its target.
+// The steps behind cohere2c_artifact_open, cohere2c_artifact_load_weights
+// and cohere2c_engine_create (capi/Runtime.cpp) after loading an artifact
+// (Artifact.h): its text (tokenizer, chat template, EOS ids), its weights,
+// and the executor of its target.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COHERE2C_RUNTIME_MODELLOADING_H

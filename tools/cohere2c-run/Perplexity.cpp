@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <map>
 
 namespace cohere2c {
 
@@ -28,9 +27,8 @@ double negativeLogLikelihood(const float *logits, int64_t vocab,
 }
 
 /// One line's sequence; `where` is "FILE:LINE".
-StatusOr<std::vector<int32_t>> sequenceOf(const json &j,
-                                          const std::string &where,
-                                          const text::ModelText *text) {
+StatusOr<std::vector<int32_t>>
+sequenceOf(const json &j, const std::string &where, const ModelText *text) {
   for (auto &field : j.items())
     if (field.key() != "ids" && field.key() != "text")
       return Status::error(where + ": unknown field '" + field.key() +
@@ -67,20 +65,20 @@ StatusOr<std::vector<int32_t>> sequenceOf(const json &j,
 
 } // namespace
 
-StatusOr<std::vector<Request>> readPerplexityFile(const std::string &path,
-                                                  const text::ModelText *text) {
-  std::vector<Request> requests;
+StatusOr<std::vector<RunRequest>> readPerplexityFile(const std::string &path,
+                                                     const ModelText *text) {
+  std::vector<RunRequest> requests;
   Status read =
       forEachJsonLine(path, [&](const json &j, const std::string &where, int) {
         auto ids = sequenceOf(j, where, text);
         if (!ids.ok())
           return ids.status();
-        Request r;
+        RunRequest r;
         r.id = where; // the engine's errors name the request
         r.promptIds = std::move(*ids);
-        r.maxNewTokens = 1;
-        r.ignoreEos = true;
-        r.recordLogits = true;
+        r.options.max_new_tokens = 1;
+        r.options.ignore_eos = true;
+        r.options.record_logits = true;
         requests.push_back(std::move(r));
         return Status::success();
       });
@@ -110,40 +108,43 @@ std::string PerplexityReport::json() const {
   return out.dump();
 }
 
-StatusOr<PerplexityReport> scorePerplexity(Engine &engine,
-                                           const std::vector<Request> &requests,
-                                           int64_t vocab) {
-  std::map<Ticket, size_t> indexOf;
-  for (size_t i = 0; i < requests.size(); ++i) {
-    auto ticket = engine.submit(requests[i]);
-    if (!ticket.ok())
-      return ticket.status();
-    indexOf[*ticket] = i;
-  }
+namespace {
+
+/// Adds the NLL of a finished request `r` of `ids` to `nll` and the tokens
+/// scored to `tokensScored`.
+Status score(cohere2c_request_t *r, const RunRequest &request, int64_t vocab,
+             double &nll, int64_t &tokensScored) {
+  const float *logits = nullptr;
+  int64_t rows = 0, firstRow = 0;
+  if (Status s =
+          statusOf(cohere2c_request_logits(r, &logits, &rows, &firstRow));
+      !s.ok())
+    return s;
+  if (firstRow != 0)
+    return Status::error(request.id + ": the prefix cache served its first " +
+                         std::to_string(firstRow) + " tokens");
+  // Row p is the distribution of token p + 1.
+  const std::vector<int32_t> &ids = request.promptIds;
+  for (size_t p = 0; p + 1 < ids.size(); ++p)
+    nll += negativeLogLikelihood(logits + p * vocab, vocab, ids[p + 1]);
+  tokensScored = ids.size() - 1;
+  return Status::success();
+}
+
+} // namespace
+
+StatusOr<PerplexityReport>
+scorePerplexity(cohere2c_engine_t *engine,
+                const std::vector<RunRequest> &requests, int64_t vocab) {
   PerplexityReport report;
   report.nll.assign(requests.size(), 0.0);
   report.tokensScored.assign(requests.size(), 0);
-  Status scored = Status::success();
-  RunCallbacks callbacks;
-  callbacks.onFinish = [&](const RequestResult &r) {
-    size_t i = indexOf.at(r.ticket);
-    const std::vector<int32_t> &ids = requests[i].promptIds;
-    if (r.firstLogitsRow != 0) {
-      scored = Status::error(r.id + ": the prefix cache served its first " +
-                             std::to_string(r.firstLogitsRow) + " tokens");
-      return;
-    }
-    // Row p is the distribution of token p + 1.
-    for (size_t p = 0; p + 1 < ids.size(); ++p)
-      report.nll[i] +=
-          negativeLogLikelihood(r.logits.data() + p * vocab, vocab, ids[p + 1]);
-    report.tokensScored[i] = ids.size() - 1;
+  RequestCallbacks callbacks;
+  callbacks.onFinish = [&](size_t i, cohere2c_request_t *r) {
+    return score(r, requests[i], vocab, report.nll[i], report.tokensScored[i]);
   };
-  while (engine.hasWork() && scored.ok())
-    if (Status s = engine.step(callbacks); !s.ok())
-      return s;
-  if (!scored.ok())
-    return scored;
+  if (Status s = runRequests(engine, requests, callbacks); !s.ok())
+    return s;
   return report;
 }
 

@@ -15,8 +15,7 @@
 #ifndef COHERE2C_TOOLS_RUN_PERPLEXITY_H
 #define COHERE2C_TOOLS_RUN_PERPLEXITY_H
 
-#include "scheduler/Engine.h"
-#include "text/ModelText.h"
+#include "Handles.h"
 
 #include <string>
 #include <vector>
@@ -29,8 +28,8 @@ namespace cohere2c {
 /// text, an id that is not an int32, fewer than 2 tokens, text without a
 /// tokenizer (`text` null) or text the tokenizer rejects; an unreadable or
 /// empty file.
-StatusOr<std::vector<Request>> readPerplexityFile(const std::string &path,
-                                                  const text::ModelText *text);
+StatusOr<std::vector<RunRequest>> readPerplexityFile(const std::string &path,
+                                                     const ModelText *text);
 
 struct PerplexityReport {
   /// Per sequence, in file order: the summed NLL (nats) and tokens scored.
@@ -44,9 +43,9 @@ struct PerplexityReport {
 /// Scores `requests` (from readPerplexityFile) on `engine`, which must not
 /// reuse cached prefixes (every row is needed). Each sequence's logits are
 /// dropped once it is scored. Errors: the engine's.
-StatusOr<PerplexityReport> scorePerplexity(Engine &engine,
-                                           const std::vector<Request> &requests,
-                                           int64_t vocab);
+StatusOr<PerplexityReport>
+scorePerplexity(cohere2c_engine_t *engine,
+                const std::vector<RunRequest> &requests, int64_t vocab);
 
 } // namespace cohere2c
 

@@ -27,11 +27,10 @@ constexpr const char *kFields[] = {
 /// One line's request, checked field by field; `where` is "FILE:LINE".
 class LineReader {
 public:
-  LineReader(const json &j, const std::string &where,
-             const text::ModelText *text)
+  LineReader(const json &j, const std::string &where, const ModelText *text)
       : j(j), where(where), text(text) {}
 
-  Status read(Request &r) {
+  Status read(RunRequest &r) {
     for (auto &field : j.items())
       if (std::find(std::begin(kFields), std::end(kFields), field.key()) ==
           std::end(kFields))
@@ -51,7 +50,7 @@ private:
     return Status::error(where + ": " + message);
   }
 
-  Status promptOf(Request &r) const {
+  Status promptOf(RunRequest &r) const {
     int given = j.contains("prompt_ids") + j.contains("prompt") +
                 j.contains("messages");
     if (given != 1)
@@ -71,14 +70,14 @@ private:
     if (j.contains("prompt"))
       ids = text->encodePrompt(j["prompt"].get<std::string>());
     else
-      ids = text->encodeChat(j, /*addGenerationPrompt=*/true);
+      ids = text->encodeChat(j);
     if (!ids.ok())
       return error(ids.status().message());
     r.promptIds = *ids;
     return Status::success();
   }
 
-  Status promptIdsOf(Request &r) const {
+  Status promptIdsOf(RunRequest &r) const {
     if (!j["prompt_ids"].is_array())
       return error("prompt_ids must be an array of ids");
     const json &promptIds = j["prompt_ids"];
@@ -93,18 +92,18 @@ private:
     return Status::success();
   }
 
-  Status maxNewTokensOf(Request &r) const {
+  Status maxNewTokensOf(RunRequest &r) const {
     if (!j.contains("max_new_tokens"))
       return Status::success();
     std::optional<int64_t> n = integerIn(j["max_new_tokens"], 1, kInt64Max);
     if (!n)
       return error("max_new_tokens must be an integer of at least 1, found " +
                    j["max_new_tokens"].dump());
-    r.maxNewTokens = *n;
+    r.options.max_new_tokens = *n;
     return Status::success();
   }
 
-  Status logitsFromOf(Request &r) const {
+  Status logitsFromOf(RunRequest &r) const {
     if (!j.contains("logits_from"))
       return Status::success();
     // F = P + N - 1 asks for no row.
@@ -115,15 +114,15 @@ private:
                    "max_new_tokens - "
                    "1] = [0, " +
                    std::to_string(end) + "], found " + j["logits_from"].dump());
-    r.recordLogitsFrom = *from;
+    r.options.record_logits_from = *from;
     return Status::success();
   }
 
   /// Sampling, with the command line's ranges.
-  Status samplingOf(Request &r) const {
+  Status samplingOf(RunRequest &r) const {
     for (auto [key, range, field] :
-         {std::tuple{"temperature", kTemperatureRange, &r.sampling.temperature},
-          std::tuple{"top_p", kTopPRange, &r.sampling.topP}}) {
+         {std::tuple{"temperature", kTemperatureRange, &r.options.temperature},
+          std::tuple{"top_p", kTopPRange, &r.options.top_p}}) {
       if (!j.contains(key))
         continue;
       if (!j[key].is_number() || !range.holds(j[key].get<double>()))
@@ -136,7 +135,7 @@ private:
       if (!k)
         return error("top_k must be an integer >= 0, found " +
                      j["top_k"].dump());
-      r.sampling.topK = *k;
+      r.options.top_k = *k;
     }
     if (j.contains("seed")) {
       const json &seed = j["seed"];
@@ -144,14 +143,14 @@ private:
           !(seed.is_number_integer() && seed.get<int64_t>() >= 0))
         return error("seed must be an integer >= 0 (uint64), found " +
                      seed.dump());
-      r.sampling.seed = seed.get<uint64_t>();
+      r.options.seed = seed.get<uint64_t>();
     }
     return Status::success();
   }
 
   const json &j;
   const std::string &where;
-  const text::ModelText *text;
+  const ModelText *text;
 };
 
 } // namespace
@@ -195,20 +194,20 @@ Status forEachJsonLine(
   return Status::success();
 }
 
-int64_t logitsRowsEnd(const Request &r) {
+int64_t logitsRowsEnd(const RunRequest &r) {
   int64_t prompt = r.promptIds.size();
-  return r.maxNewTokens - 1 > kInt64Max - prompt ? kInt64Max
-                                                 : prompt + r.maxNewTokens - 1;
+  int64_t n = r.options.max_new_tokens;
+  return n - 1 > kInt64Max - prompt ? kInt64Max : prompt + n - 1;
 }
 
-StatusOr<std::vector<Request>> readRequests(const std::string &path,
-                                            const Request &defaults,
-                                            const text::ModelText *text) {
-  std::vector<Request> requests;
+StatusOr<std::vector<RunRequest>> readRequests(const std::string &path,
+                                               const RunRequest &defaults,
+                                               const ModelText *text) {
+  std::vector<RunRequest> requests;
   std::map<std::string, int> lineOfId;
   Status read = forEachJsonLine(
       path, [&](const json &j, const std::string &where, int lineNo) {
-        Request r = defaults;
+        RunRequest r = defaults;
         r.id = !j.contains("id")     ? "line-" + std::to_string(lineNo)
                : j["id"].is_string() ? j["id"].get<std::string>()
                                      : j["id"].dump();

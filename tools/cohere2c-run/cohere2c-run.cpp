@@ -13,14 +13,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Artifact.h"
+#include "Handles.h"
 #include "LogitsTarget.h"
-#include "ModelLoading.h"
 #include "Perplexity.h"
 #include "RequestsFile.h"
-#include "Weights.h"
-#include "scheduler/Engine.h"
-#include "text/ModelText.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -114,13 +110,14 @@ struct Options {
   std::optional<uint64_t> randomSeed;
   int64_t logitsFrom = 0;
   bool printIds = false, noPrefixCache = false;
-  Request defaults;
-  EngineOptions engine;
+  RunRequest defaults;
+  cohere2c_engine_options_t engine;
   /// Which options were given (CLI11's counts, read after parsing).
   bool hasPromptIds = false, hasPrompt = false, hasChat = false,
        hasSystem = false;
   bool hasLogitsOut = false, hasLogitsDir = false;
 
+  Options() { cohere2c_engine_options_initialize(&engine); }
   bool textPrompt() const { return hasPrompt || hasChat; }
   bool single() const { return hasPromptIds || textPrompt(); }
 };
@@ -156,11 +153,11 @@ void addPromptOptions(CLI::App &app, Options &o) {
       if (a != b)
         a->excludes(b);
   app.add_flag("--print-ids", o.printIds, "print the generated ids, not text");
-  app.add_option("--max-new-tokens", o.defaults.maxNewTokens,
+  app.add_option("--max-new-tokens", o.defaults.options.max_new_tokens,
                  "tokens to generate (a request's own value wins)")
       ->check(integerIn(int64_t(1), kInt64Max))
       ->capture_default_str();
-  app.add_flag("--ignore-eos", o.engine.ignoreEos,
+  app.add_flag("--ignore-eos", o.engine.ignore_eos,
                "keep generating past the EOS ids");
 }
 
@@ -189,19 +186,19 @@ void addEngineOptions(CLI::App &app, Options &o) {
   app.add_option("--random-weights", o.randomSeed, "bind seeded random weights")
       ->check(kUint64)
       ->excludes(ckpt);
-  app.add_option("--prefill-chunk", o.engine.prefillChunk,
+  app.add_option("--prefill-chunk", o.engine.prefill_chunk,
                  "most prompt tokens per step (0: whole prompt)")
       ->check(integerIn(int64_t(0), kInt64Max))
       ->capture_default_str();
-  app.add_option("--block-size", o.engine.blockSize, "tokens per KV block")
+  app.add_option("--block-size", o.engine.block_size, "tokens per KV block")
       ->check(integerIn(int64_t(1), int64_t(1) << 16))
       ->capture_default_str();
-  app.add_option("--kv-blocks", o.engine.numBlocks,
+  app.add_option("--kv-blocks", o.engine.kv_blocks,
                  "blocks per KV group (0: room for --max-batch full contexts, "
                  "at most 4 GiB of KV cache on the host target)")
       ->check(integerIn(int64_t(0), (int64_t(1) << 31) - 1))
       ->capture_default_str();
-  app.add_option("--max-batch", o.engine.maxBatch, "most requests in flight")
+  app.add_option("--max-batch", o.engine.max_batch, "most requests in flight")
       ->check(integerIn(int64_t(1), int64_t(1) << 16))
       ->capture_default_str();
   app.add_flag("--no-prefix-cache", o.noPrefixCache,
@@ -209,16 +206,16 @@ void addEngineOptions(CLI::App &app, Options &o) {
 }
 
 void addSamplingOptions(CLI::App &app, Options &o) {
-  app.add_option("--temperature", o.defaults.sampling.temperature, "0: greedy")
+  app.add_option("--temperature", o.defaults.options.temperature, "0: greedy")
       ->check(finiteNumber(kTemperatureRange))
       ->capture_default_str();
-  app.add_option("--top-k", o.defaults.sampling.topK, "0: all")
+  app.add_option("--top-k", o.defaults.options.top_k, "0: all")
       ->check(integerIn(int64_t(0), kInt64Max))
       ->capture_default_str();
-  app.add_option("--top-p", o.defaults.sampling.topP, "1: all")
+  app.add_option("--top-p", o.defaults.options.top_p, "1: all")
       ->check(finiteNumber(kTopPRange))
       ->capture_default_str();
-  app.add_option("--seed", o.defaults.sampling.seed, "sampling seed")
+  app.add_option("--seed", o.defaults.options.seed, "sampling seed")
       ->check(kUint64)
       ->capture_default_str();
 }
@@ -271,7 +268,7 @@ std::optional<int> parseOptions(int argc, char **argv, Options &o) {
   o.hasSystem = app.count("--system") > 0;
   o.hasLogitsOut = app.count("--logits-out") > 0;
   o.hasLogitsDir = app.count("--logits-dir") > 0;
-  o.engine.prefixCache = !o.noPrefixCache;
+  o.engine.prefix_cache = !o.noPrefixCache;
   Status checked = checkOptions(o);
   if (!checked.ok())
     return fail(checked.message());
@@ -279,8 +276,8 @@ std::optional<int> parseOptions(int argc, char **argv, Options &o) {
 }
 
 /// The one request of --prompt-ids, --prompt or --chat.
-StatusOr<Request> singleRequest(const Options &o, const text::ModelText *text) {
-  Request r = o.defaults;
+StatusOr<RunRequest> singleRequest(const Options &o, const ModelText *text) {
+  RunRequest r = o.defaults;
   r.id = "prompt";
   StatusOr<std::vector<int32_t>> ids = Status::error("");
   if (o.hasPromptIds) {
@@ -298,8 +295,7 @@ StatusOr<Request> singleRequest(const Options &o, const text::ModelText *text) {
     if (o.hasSystem)
       messages.push_back({{"role", "system"}, {"content", o.system}});
     messages.push_back({{"role", "user"}, {"content", o.chat}});
-    ids = text->encodeChat({{"messages", messages}},
-                           /*addGenerationPrompt=*/true);
+    ids = text->encodeChat({{"messages", messages}});
   }
   if (!ids.ok())
     return Status::error((o.hasChat     ? "--chat: "
@@ -312,18 +308,18 @@ StatusOr<Request> singleRequest(const Options &o, const text::ModelText *text) {
     return Status::error(
         "--logits-from must be at most prompt tokens + max_new_tokens - 1 = " +
         std::to_string(end) + ", found " + std::to_string(o.logitsFrom));
-  r.recordLogits = o.hasLogitsOut;
-  r.recordLogitsFrom = o.logitsFrom;
+  r.options.record_logits = o.hasLogitsOut;
+  r.options.record_logits_from = o.logitsFrom;
   return r;
 }
 
 /// The requests of --requests, checked against --logits-dir.
-StatusOr<std::vector<Request>> fileRequests(const Options &o,
-                                            const text::ModelText *text) {
+StatusOr<std::vector<RunRequest>> fileRequests(const Options &o,
+                                               const ModelText *text) {
   auto requests = readRequests(o.requests, o.defaults, text);
   if (!requests.ok() || !o.hasLogitsDir)
     return requests;
-  for (Request &r : *requests) {
+  for (RunRequest &r : *requests) {
     bool fileName =
         !r.id.empty() && r.id[0] != '.' &&
         r.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
@@ -334,7 +330,7 @@ StatusOr<std::vector<Request>> fileRequests(const Options &o,
           "--logits-dir: request id '" + r.id +
           "' cannot name a file (letters, digits, '.', '_', '-')");
     // logits_from = P + N - 1 asks for no row.
-    r.recordLogits = r.recordLogitsFrom < logitsRowsEnd(r);
+    r.options.record_logits = r.options.record_logits_from < logitsRowsEnd(r);
   }
   return requests;
 }
@@ -342,8 +338,13 @@ StatusOr<std::vector<Request>> fileRequests(const Options &o,
 /// --logits-out, checked now without touching the file: a path that cannot
 /// be written fails before generating.
 StatusOr<LogitsTarget> logitsTargetOf(const Options &o) {
-  std::vector<std::string> inputs = {o.artifact,
-                                     defaultWeightsPath(o.artifact)};
+  char *weights = nullptr;
+  if (Status s = statusOf(
+          cohere2c_artifact_default_weights_path(o.artifact.c_str(), &weights));
+      !s.ok())
+    return s;
+  std::vector<std::string> inputs = {o.artifact, weights};
+  cohere2c_free(weights);
   std::error_code ec;
   if (!o.checkpoint.empty())
     for (const auto &entry :
@@ -356,20 +357,64 @@ StatusOr<LogitsTarget> logitsTargetOf(const Options &o) {
 /// characters only, special tokens skipped, flushed at every token.
 class TextStream {
 public:
-  explicit TextStream(const text::Tokenizer &tokenizer)
-      : decoder_(tokenizer, /*skipSpecialTokens=*/true) {}
+  static StatusOr<TextStream> of(cohere2c_artifact_t *artifact) {
+    cohere2c_decoder_t *decoder = nullptr;
+    if (Status s = statusOf(cohere2c_decoder_create(
+            artifact, /*skip_special_tokens=*/true, &decoder));
+        !s.ok())
+      return s;
+    return TextStream(decoder);
+  }
   Status push(int32_t token) {
-    auto piece = decoder_.push(token);
-    if (!piece.ok())
-      return piece.status();
-    std::cout << *piece << std::flush;
+    char *piece = nullptr;
+    size_t length = 0;
+    if (Status s = statusOf(
+            cohere2c_decoder_push(decoder_.get(), token, &piece, &length));
+        !s.ok())
+      return s;
+    std::cout.write(piece, length) << std::flush;
+    cohere2c_free(piece);
     return Status::success();
   }
-  void finish() { std::cout << decoder_.finish() << std::endl; }
+  Status finish() {
+    char *rest = nullptr;
+    size_t length = 0;
+    if (Status s =
+            statusOf(cohere2c_decoder_finish(decoder_.get(), &rest, &length));
+        !s.ok())
+      return s;
+    std::cout.write(rest, length) << std::endl;
+    cohere2c_free(rest);
+    return Status::success();
+  }
 
 private:
-  text::IncrementalDecoder decoder_;
+  explicit TextStream(cohere2c_decoder_t *decoder) : decoder_(decoder) {}
+  DecoderHandle decoder_;
 };
+
+/// The generated ids of `r`.
+std::vector<int32_t> generatedIds(cohere2c_request_t *r) {
+  const int32_t *ids = nullptr;
+  size_t count = 0;
+  cohere2c_status_free(cohere2c_request_generated_ids(r, &ids, &count));
+  return std::vector<int32_t>(ids, ids + count);
+}
+
+/// The recorded logits of finished request `r`: [rows, vocab] f32 from
+/// sequence position firstRow.
+struct RecordedLogits {
+  const float *data = nullptr;
+  int64_t rows = 0, firstRow = 0;
+};
+StatusOr<RecordedLogits> logitsOf(cohere2c_request_t *r) {
+  RecordedLogits logits;
+  if (Status s = statusOf(cohere2c_request_logits(r, &logits.data, &logits.rows,
+                                                  &logits.firstRow));
+      !s.ok())
+    return s;
+  return logits;
+}
 
 /// The generated ids on one line.
 void printIds(const std::vector<int32_t> &ids) {
@@ -379,102 +424,133 @@ void printIds(const std::vector<int32_t> &ids) {
 }
 
 /// Serves the one request, printing its answer; writes --logits-out.
-Status serveSingle(Engine &engine, const Request &r, const Options &o,
-                   const text::ModelText *text,
+Status serveSingle(cohere2c_engine_t *engine, cohere2c_artifact_t *artifact,
+                   const RunRequest &r, const Options &o,
                    const LogitsTarget &logitsTarget, int64_t vocab) {
   std::optional<TextStream> stream;
-  if (o.textPrompt() && !o.printIds)
-    stream.emplace(text->tokenizer());
-  Status streamed = Status::success();
-  RunCallbacks callbacks;
+  if (o.textPrompt() && !o.printIds) {
+    auto created = TextStream::of(artifact);
+    if (!created.ok())
+      return created.status();
+    stream.emplace(std::move(*created));
+  }
+  RequestCallbacks callbacks;
   if (stream)
-    callbacks.onToken = [&](const RequestResult &, int32_t token) {
-      if (streamed.ok())
-        streamed = stream->push(token);
+    callbacks.onToken = [&](size_t, int32_t token) {
+      return stream->push(token);
     };
-  auto results = engine.run({r}, callbacks);
-  if (!results.ok())
-    return results.status();
-  if (!streamed.ok())
-    return streamed;
-  const RequestResult &result = results->front();
-  if (stream)
-    stream->finish();
-  else
-    printIds(result.generatedIds);
-  if (!o.hasLogitsOut)
-    return Status::success();
-  return logitsTarget.write({{"logits",
-                              {(int64_t)result.logits.size() / vocab, vocab},
-                              result.logits.data()}});
+  callbacks.onFinish = [&](size_t, cohere2c_request_t *result) {
+    if (stream) {
+      if (Status s = stream->finish(); !s.ok())
+        return s;
+    } else {
+      printIds(generatedIds(result));
+    }
+    if (!o.hasLogitsOut)
+      return Status::success();
+    auto logits = logitsOf(result);
+    if (!logits.ok())
+      return logits.status();
+    return logitsTarget.write(
+        {{"logits", {logits->rows, vocab}, logits->data}});
+  };
+  return runRequests(engine, {r}, callbacks);
 }
 
 /// Serves --requests, one JSON line per finished request (with its text
 /// when the model has a tokenizer); writes --logits-dir.
-Status serveFile(Engine &engine, const std::vector<Request> &requests,
-                 const Options &o, const text::ModelText *text, int64_t vocab) {
-  Status failed = Status::success();
-  RunCallbacks callbacks;
-  callbacks.onFinish = [&](const RequestResult &r) {
-    if (!failed.ok())
-      return;
-    nlohmann::json line = {{"id", r.id},
-                           {"generated_ids", r.generatedIds},
-                           {"cached_tokens", r.cachedTokens},
-                           {"ttft_ms", r.ttftMs},
-                           {"total_ms", r.totalMs}};
+Status serveFile(cohere2c_engine_t *engine,
+                 const std::vector<RunRequest> &requests, const Options &o,
+                 const ModelText *text, int64_t vocab) {
+  RequestCallbacks callbacks;
+  callbacks.onFinish = [&](size_t i, cohere2c_request_t *r) {
+    cohere2c_request_stats_t stats;
+    if (Status s = statusOf(cohere2c_request_stats(r, &stats)); !s.ok())
+      return s;
+    std::vector<int32_t> ids = generatedIds(r);
+    nlohmann::json line = {{"id", requests[i].id},
+                           {"generated_ids", ids},
+                           {"cached_tokens", stats.cached_tokens},
+                           {"ttft_ms", stats.ttft_ms},
+                           {"total_ms", stats.total_ms}};
     if (text) {
-      auto decoded =
-          text->tokenizer().decode(r.generatedIds, /*skipSpecialTokens=*/true);
-      if (!decoded.ok()) {
-        failed = decoded.status();
-        return;
-      }
+      auto decoded = text->decode(ids);
+      if (!decoded.ok())
+        return decoded.status();
       line["text"] = *decoded;
     }
     std::cout << line.dump() << std::endl;
     if (!o.hasLogitsDir)
-      return;
-    std::string path = o.logitsDir + "/" + r.id + ".safetensors";
+      return Status::success();
+    std::string path = o.logitsDir + "/" + requests[i].id + ".safetensors";
+    auto logits = logitsOf(r);
+    if (!logits.ok())
+      return logits.status();
     std::ofstream file(path, std::ios::binary);
-    float firstRow = (float)r.firstLogitsRow;
-    failed = writeSafeTensors(
-        file, path,
-        {{"logits", {(int64_t)r.logits.size() / vocab, vocab}, r.logits.data()},
-         {"first_row", {1}, &firstRow}});
+    float firstRow = (float)logits->firstRow;
+    return writeSafeTensors(file, path,
+                            {{"logits", {logits->rows, vocab}, logits->data},
+                             {"first_row", {1}, &firstRow}});
   };
-  auto results = engine.run(requests, callbacks);
-  return results.ok() ? failed : results.status();
+  return runRequests(engine, requests, callbacks);
 }
 
-/// Serves the requests as the options ask.
-Status serve(Engine &engine, const std::vector<Request> &requests,
-             const Options &o, const text::ModelText *text,
-             const LogitsTarget &logitsTarget, int64_t vocab) {
-  if (o.single())
-    return serveSingle(engine, requests.front(), o, text, logitsTarget, vocab);
-  if (o.perplexity.empty())
-    return serveFile(engine, requests, o, text, vocab);
-  auto report = scorePerplexity(engine, requests, vocab);
-  if (!report.ok())
-    return report.status();
-  std::cout << report->json() << std::endl;
-  return Status::success();
-}
-
-void printStats(const EngineStats &stats, const EngineOptions &options) {
+void printStats(cohere2c_engine_t *engine) {
+  cohere2c_engine_stats_t stats;
+  cohere2c_engine_options_t options;
+  cohere2c_status_free(cohere2c_engine_stats(engine, &stats));
+  cohere2c_status_free(cohere2c_engine_options(engine, &options));
   std::fprintf(
       stderr,
       "prefill: %lld tokens in %.2f ms; decode: %lld tokens in %.2f ms "
       "(%.1f tokens/s); steps %lld, preemptions %lld\n"
       "kv cache: peak %.2f MiB in use (block size %lld, %lld blocks per "
       "group)\n",
-      (long long)stats.prefillTokens, stats.prefillMs,
-      (long long)stats.decodeTokens, stats.decodeMs,
-      stats.decodeMs > 0 ? stats.decodeTokens * 1000.0 / stats.decodeMs : 0.0,
+      (long long)stats.prefill_tokens, stats.prefill_ms,
+      (long long)stats.decode_tokens, stats.decode_ms,
+      stats.decode_ms > 0 ? stats.decode_tokens * 1000.0 / stats.decode_ms
+                          : 0.0,
       (long long)stats.steps, (long long)stats.preemptions,
-      stats.peakKVBytes / 1048576.0, (long long)options.blockSize,
-      (long long)options.numBlocks);
+      stats.peak_kv_bytes / 1048576.0, (long long)options.block_size,
+      (long long)options.kv_blocks);
+}
+
+/// The requests the options ask for.
+StatusOr<std::vector<RunRequest>> requestsOf(Options &o,
+                                             const ModelText *text) {
+  if (o.single()) {
+    auto r = singleRequest(o, text);
+    if (!r.ok())
+      return r.status();
+    return std::vector<RunRequest>{*r};
+  }
+  if (o.perplexity.empty())
+    return fileRequests(o, text);
+  // Every logits row is scored: none may come from the cache.
+  o.engine.prefix_cache = false;
+  return readPerplexityFile(o.perplexity, text);
+}
+
+/// The artifact with the weights the options name.
+StatusOr<ArtifactHandle> openArtifact(const Options &o) {
+  cohere2c_artifact_t *opened = nullptr;
+  if (Status s = statusOf(cohere2c_artifact_open(o.artifact.c_str(), &opened));
+      !s.ok())
+    return s;
+  return ArtifactHandle(opened);
+}
+
+Status loadWeights(cohere2c_artifact_t *artifact, const Options &o) {
+  cohere2c_weights_options_t weights;
+  cohere2c_weights_options_initialize(&weights);
+  if (!o.checkpoint.empty()) {
+    weights.source = COHERE2C_WEIGHTS_FROM_CHECKPOINT;
+    weights.checkpoint_path = o.checkpoint.c_str();
+  } else if (o.randomSeed) {
+    weights.source = COHERE2C_WEIGHTS_RANDOM;
+    weights.random_seed = *o.randomSeed;
+  }
+  return statusOf(cohere2c_artifact_load_weights(artifact, &weights));
 }
 
 /// Everything after the command line; errors end the tool with status 1.
@@ -486,52 +562,45 @@ Status runTool(Options &o) {
       return target.status();
     logitsTarget = *target;
   }
-  auto artifact = LoadedArtifact::load(o.artifact);
+  auto artifact = openArtifact(o);
   if (!artifact.ok())
     return artifact.status();
-  const Manifest &manifest = (*artifact)->manifest();
-  auto text = loadText(**artifact);
-  if (!text.ok())
-    return text.status();
-  if (*text)
-    o.engine.eosTokenIds = (*text)->eosTokenIds();
+  cohere2c_artifact_info_t info;
+  if (Status s = statusOf(cohere2c_artifact_info(artifact->get(), &info));
+      !s.ok())
+    return s;
+  std::optional<ModelText> text;
+  if (info.has_tokenizer)
+    text.emplace(artifact->get());
+  const ModelText *textOrNull = text ? &*text : nullptr;
 
-  std::vector<Request> requests;
-  if (o.single()) {
-    auto r = singleRequest(o, text->get());
-    if (!r.ok())
-      return r.status();
-    requests.push_back(*r);
-  } else if (!o.perplexity.empty()) {
-    auto read = readPerplexityFile(o.perplexity, text->get());
-    if (!read.ok())
-      return read.status();
-    requests = std::move(*read);
-    // Every logits row is scored: none may come from the cache.
-    o.engine.prefixCache = false;
-  } else {
-    auto read = fileRequests(o, text->get());
-    if (!read.ok())
-      return read.status();
-    requests = std::move(*read);
-  }
+  auto requests = requestsOf(o, textOrNull);
+  if (!requests.ok())
+    return requests.status();
+  if (Status s = loadWeights(artifact->get(), o); !s.ok())
+    return s;
+  cohere2c_engine_t *created = nullptr;
+  if (Status s = statusOf(
+          cohere2c_engine_create(artifact->get(), &o.engine, &created));
+      !s.ok())
+    return s;
+  EngineHandle engine(created);
 
-  auto weights = loadWeights(**artifact, o.checkpoint, o.randomSeed);
-  if (!weights.ok())
-    return weights.status();
-  auto executor = createExecutor(**artifact, **weights, o.engine);
-  if (!executor.ok())
-    return executor.status();
-  auto engine = Engine::create(**executor, manifest, o.engine);
-  if (!engine.ok())
-    return engine.status();
-
-  int64_t vocab = manifest.config.vocabSize;
-  Status served =
-      serve(**engine, requests, o, text->get(), logitsTarget, vocab);
+  int64_t vocab = info.vocab_size;
+  Status served = Status::success();
+  if (o.single())
+    served = serveSingle(engine.get(), artifact->get(), requests->front(), o,
+                         logitsTarget, vocab);
+  else if (o.perplexity.empty())
+    served = serveFile(engine.get(), *requests, o, textOrNull, vocab);
+  else if (auto report = scorePerplexity(engine.get(), *requests, vocab);
+           report.ok())
+    std::cout << report->json() << std::endl;
+  else
+    served = report.status();
   if (!served.ok())
     return served;
-  printStats((*engine)->stats(), o.engine);
+  printStats(engine.get());
   return Status::success();
 }
 

@@ -16,6 +16,7 @@
 #define COHERE2C_SERVE_HTTPSERVER_H
 
 #include "Support/Status.h"
+#include "cohere2c/serve.h"
 #include "serve/Api.h"
 
 #include <chrono>
@@ -24,13 +25,7 @@
 
 namespace cohere2c::serve {
 
-struct HttpServerOptions {
-  std::string host = "127.0.0.1";
-  uint16_t port = 8000; // 0: any free port (port() says which)
-  size_t maxBodyBytes = size_t(32) << 20;
-  std::chrono::seconds idleTimeout{60};
-  int64_t maxConnections = 4096;
-};
+// HttpServerOptions is part of the public cohere2c/serve.h.
 
 class HttpServer {
 public:

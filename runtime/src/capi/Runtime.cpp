@@ -1,0 +1,680 @@
+//===- Runtime.cpp - The C API (cohere2c/runtime.h) over the C++ runtime --===//
+//
+// Each handle owns the C++ objects behind it and a reference count; errors
+// of the C++ runtime pass through with their messages and get the code the
+// header documents for the call. The runtime reports errors as Status
+// values, not exceptions; running out of memory (std::bad_alloc) is the one
+// failure not turned into a status, as most C libraries do not survive
+// malloc failing either.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cohere2c/runtime.h"
+
+#include "ModelLoading.h"
+#include "capi/Handles.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+using namespace cohere2c;
+using namespace cohere2c::capi;
+
+struct cohere2c_status_s {
+  cohere2c_status_code_t code;
+  std::string message;
+};
+
+cohere2c_status_t cohere2c::capi::makeStatus(cohere2c_status_code_t code,
+                                             std::string message) {
+  return new cohere2c_status_s{code, std::move(message)};
+}
+
+cohere2c_status_t cohere2c::capi::statusOf(const Status &status,
+                                           cohere2c_status_code_t code) {
+  return status.ok() ? nullptr : makeStatus(code, status.message());
+}
+
+namespace {
+
+cohere2c_status_t nullArgument(const char *function, const char *argument) {
+  return makeStatus(COHERE2C_STATUS_INVALID_ARGUMENT,
+                    std::string(function) + ": " + argument + " is NULL");
+}
+
+/// A malloc'd copy the caller frees with cohere2c_free (C code cannot call
+/// delete[]); NUL-terminated.
+void copyOut(const std::string &text, char **outText, size_t *outLength) {
+  char *copy = static_cast<char *>(std::malloc(text.size() + 1));
+  if (!copy)
+    std::abort();
+  std::memcpy(copy, text.data(), text.size());
+  copy[text.size()] = '\0';
+  *outText = copy;
+  if (outLength)
+    *outLength = text.size();
+}
+
+void copyOut(const std::vector<int32_t> &ids, int32_t **outIds,
+             size_t *outCount) {
+  // malloc(0) may return NULL; one element keeps NULL for errors alone.
+  int32_t *copy = static_cast<int32_t *>(
+      std::malloc(std::max<size_t>(ids.size(), 1) * sizeof(int32_t)));
+  if (!copy)
+    std::abort();
+  std::copy(ids.begin(), ids.end(), copy);
+  *outIds = copy;
+  *outCount = ids.size();
+}
+
+/// Drops one reference of `handle`, deleting it with the last.
+template <typename Handle> void releaseReference(Handle *handle) {
+  if (handle && handle->references.fetch_sub(1) == 1)
+    delete handle;
+}
+
+/// The text calls' common checks: the artifact and its tokenizer.
+cohere2c_status_t needText(const cohere2c_artifact_t *artifact,
+                           const char *function) {
+  if (!artifact)
+    return nullArgument(function, "artifact");
+  if (!artifact->text)
+    return makeStatus(COHERE2C_STATUS_FAILED_PRECONDITION,
+                      artifact->loaded->path() +
+                          " carries no tokenizer (compiled from a config "
+                          "alone)");
+  return nullptr;
+}
+
+} // namespace
+
+struct cohere2c_request_t {
+  std::unique_ptr<cohere2c_engine_t, EngineReleaser> engine;
+  std::atomic<int64_t> references{1};
+  Ticket ticket = 0;
+  cohere2c_request_state_t state = COHERE2C_REQUEST_IN_FLIGHT;
+  /// The tokens and TTFT as they come; everything once finished.
+  RequestResult result;
+};
+
+struct cohere2c_decoder_t {
+  ArtifactReference artifact;
+  text::IncrementalDecoder decoder;
+};
+
+//===----------------------------------------------------------------------===//
+// Status and memory
+//===----------------------------------------------------------------------===//
+
+bool cohere2c_status_is_ok(cohere2c_status_t status) { return !status; }
+
+cohere2c_status_code_t cohere2c_status_code(cohere2c_status_t status) {
+  return status ? status->code : COHERE2C_STATUS_OK;
+}
+
+const char *cohere2c_status_message(cohere2c_status_t status) {
+  return status ? status->message.c_str() : "";
+}
+
+void cohere2c_status_free(cohere2c_status_t status) { delete status; }
+
+void cohere2c_free(void *pointer) { std::free(pointer); }
+
+//===----------------------------------------------------------------------===//
+// Artifact
+//===----------------------------------------------------------------------===//
+
+cohere2c_status_t cohere2c_artifact_open(const char *path,
+                                         cohere2c_artifact_t **out_artifact) {
+  if (!path)
+    return nullArgument("cohere2c_artifact_open", "path");
+  if (!out_artifact)
+    return nullArgument("cohere2c_artifact_open", "out_artifact");
+  auto loaded = LoadedArtifact::load(path);
+  if (!loaded.ok())
+    return statusOf(loaded.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+  auto text = loadText(**loaded);
+  if (!text.ok())
+    return statusOf(text.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+  auto *artifact = new cohere2c_artifact_t;
+  artifact->loaded = std::move(*loaded);
+  artifact->text = std::move(*text);
+  *out_artifact = artifact;
+  return nullptr;
+}
+
+cohere2c_status_t
+cohere2c_artifact_default_weights_path(const char *artifact_path,
+                                       char **out_path) {
+  if (!artifact_path)
+    return nullArgument("cohere2c_artifact_default_weights_path",
+                        "artifact_path");
+  if (!out_path)
+    return nullArgument("cohere2c_artifact_default_weights_path", "out_path");
+  copyOut(defaultWeightsPath(artifact_path), out_path, nullptr);
+  return nullptr;
+}
+
+void cohere2c_weights_options_initialize(
+    cohere2c_weights_options_t *out_options) {
+  *out_options = {COHERE2C_WEIGHTS_FROM_WEIGHTS_FILE, nullptr, 0};
+}
+
+cohere2c_status_t
+cohere2c_artifact_load_weights(cohere2c_artifact_t *artifact,
+                               const cohere2c_weights_options_t *options) {
+  if (!artifact)
+    return nullArgument("cohere2c_artifact_load_weights", "artifact");
+  if (artifact->weights)
+    return makeStatus(COHERE2C_STATUS_FAILED_PRECONDITION,
+                      artifact->loaded->path() + ": weights already bound");
+  cohere2c_weights_options_t given;
+  cohere2c_weights_options_initialize(&given);
+  if (options)
+    given = *options;
+  std::string checkpoint;
+  std::optional<uint64_t> seed;
+  switch (given.source) {
+  case COHERE2C_WEIGHTS_FROM_WEIGHTS_FILE:
+    break;
+  case COHERE2C_WEIGHTS_FROM_CHECKPOINT:
+    if (!given.checkpoint_path || !*given.checkpoint_path)
+      return makeStatus(COHERE2C_STATUS_INVALID_ARGUMENT,
+                        "cohere2c_artifact_load_weights: a checkpoint source "
+                        "needs checkpoint_path");
+    checkpoint = given.checkpoint_path;
+    break;
+  case COHERE2C_WEIGHTS_RANDOM:
+    seed = given.random_seed;
+    break;
+  default:
+    return makeStatus(COHERE2C_STATUS_INVALID_ARGUMENT,
+                      "cohere2c_artifact_load_weights: unknown weights "
+                      "source " +
+                          std::to_string((int)given.source));
+  }
+  auto weights = loadWeights(*artifact->loaded, checkpoint, seed);
+  if (!weights.ok())
+    return statusOf(weights.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+  artifact->weights = std::move(*weights);
+  return nullptr;
+}
+
+void cohere2c_artifact_retain(cohere2c_artifact_t *artifact) {
+  if (artifact)
+    artifact->references.fetch_add(1);
+}
+
+void cohere2c_artifact_release(cohere2c_artifact_t *artifact) {
+  releaseReference(artifact);
+}
+
+cohere2c_status_t cohere2c_artifact_info(const cohere2c_artifact_t *artifact,
+                                         cohere2c_artifact_info_t *out_info) {
+  if (!artifact)
+    return nullArgument("cohere2c_artifact_info", "artifact");
+  if (!out_info)
+    return nullArgument("cohere2c_artifact_info", "out_info");
+  const Manifest &manifest = artifact->loaded->manifest();
+  *out_info = {manifest.target.c_str(),
+               manifest.config.vocabSize,
+               manifest.config.maxPositionEmbeddings,
+               artifact->text != nullptr,
+               artifact->text && artifact->text->hasChatTemplate(),
+               artifact->weights != nullptr};
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Text
+//===----------------------------------------------------------------------===//
+
+cohere2c_status_t cohere2c_artifact_encode(const cohere2c_artifact_t *artifact,
+                                           const char *text, size_t length,
+                                           bool add_special_tokens,
+                                           int32_t **out_ids,
+                                           size_t *out_count) {
+  if (cohere2c_status_t s = needText(artifact, "cohere2c_artifact_encode"))
+    return s;
+  if (!text || !out_ids || !out_count)
+    return nullArgument("cohere2c_artifact_encode",
+                        "text, out_ids or out_count");
+  auto ids = artifact->text->tokenizer().encode(std::string_view(text, length),
+                                                add_special_tokens);
+  if (!ids.ok())
+    return statusOf(ids.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+  copyOut(*ids, out_ids, out_count);
+  return nullptr;
+}
+
+cohere2c_status_t cohere2c_artifact_decode(const cohere2c_artifact_t *artifact,
+                                           const int32_t *ids, size_t count,
+                                           bool skip_special_tokens,
+                                           char **out_text,
+                                           size_t *out_length) {
+  if (cohere2c_status_t s = needText(artifact, "cohere2c_artifact_decode"))
+    return s;
+  if ((!ids && count) || !out_text)
+    return nullArgument("cohere2c_artifact_decode", "ids or out_text");
+  auto text = artifact->text->tokenizer().decode(
+      std::vector<int32_t>(ids, ids + count), skip_special_tokens);
+  if (!text.ok())
+    return statusOf(text.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+  copyOut(*text, out_text, out_length);
+  return nullptr;
+}
+
+namespace {
+
+/// The chat object of `chatJson`, for ModelText's chat calls.
+StatusOr<nlohmann::ordered_json> parseChat(const char *chatJson) {
+  auto chat = nlohmann::ordered_json::parse(chatJson, nullptr, false);
+  if (chat.is_discarded() || !chat.is_object())
+    return Status::error("chat: not a JSON object");
+  return chat;
+}
+
+cohere2c_status_t needChat(const cohere2c_artifact_t *artifact,
+                           const char *function, const char *chatJson) {
+  if (cohere2c_status_t s = needText(artifact, function))
+    return s;
+  if (!chatJson)
+    return nullArgument(function, "chat_json");
+  if (!artifact->text->hasChatTemplate())
+    return makeStatus(COHERE2C_STATUS_FAILED_PRECONDITION,
+                      artifact->loaded->path() + " carries no chat template");
+  return nullptr;
+}
+
+} // namespace
+
+cohere2c_status_t
+cohere2c_artifact_render_chat(const cohere2c_artifact_t *artifact,
+                              const char *chat_json, bool add_generation_prompt,
+                              char **out_text, size_t *out_length) {
+  if (cohere2c_status_t s =
+          needChat(artifact, "cohere2c_artifact_render_chat", chat_json))
+    return s;
+  if (!out_text)
+    return nullArgument("cohere2c_artifact_render_chat", "out_text");
+  auto chat = parseChat(chat_json);
+  if (!chat.ok())
+    return statusOf(chat.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+  auto text = artifact->text->renderChat(*chat, add_generation_prompt);
+  if (!text.ok())
+    return statusOf(text.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+  copyOut(*text, out_text, out_length);
+  return nullptr;
+}
+
+cohere2c_status_t
+cohere2c_artifact_encode_chat(const cohere2c_artifact_t *artifact,
+                              const char *chat_json, bool add_generation_prompt,
+                              int32_t **out_ids, size_t *out_count) {
+  if (cohere2c_status_t s =
+          needChat(artifact, "cohere2c_artifact_encode_chat", chat_json))
+    return s;
+  if (!out_ids || !out_count)
+    return nullArgument("cohere2c_artifact_encode_chat",
+                        "out_ids or out_count");
+  auto chat = parseChat(chat_json);
+  if (!chat.ok())
+    return statusOf(chat.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+  auto ids = artifact->text->encodeChat(*chat, add_generation_prompt);
+  if (!ids.ok())
+    return statusOf(ids.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+  copyOut(*ids, out_ids, out_count);
+  return nullptr;
+}
+
+cohere2c_status_t cohere2c_decoder_create(cohere2c_artifact_t *artifact,
+                                          bool skip_special_tokens,
+                                          cohere2c_decoder_t **out_decoder) {
+  if (cohere2c_status_t s = needText(artifact, "cohere2c_decoder_create"))
+    return s;
+  if (!out_decoder)
+    return nullArgument("cohere2c_decoder_create", "out_decoder");
+  cohere2c_artifact_retain(artifact);
+  *out_decoder = new cohere2c_decoder_t{
+      ArtifactReference(artifact),
+      text::IncrementalDecoder(artifact->text->tokenizer(),
+                               skip_special_tokens)};
+  return nullptr;
+}
+
+cohere2c_status_t cohere2c_decoder_push(cohere2c_decoder_t *decoder, int32_t id,
+                                        char **out_text, size_t *out_length) {
+  if (!decoder || !out_text)
+    return nullArgument("cohere2c_decoder_push", "decoder or out_text");
+  auto piece = decoder->decoder.push(id);
+  if (!piece.ok())
+    return statusOf(piece.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+  copyOut(*piece, out_text, out_length);
+  return nullptr;
+}
+
+cohere2c_status_t cohere2c_decoder_finish(cohere2c_decoder_t *decoder,
+                                          char **out_text, size_t *out_length) {
+  if (!decoder || !out_text)
+    return nullArgument("cohere2c_decoder_finish", "decoder or out_text");
+  copyOut(decoder->decoder.finish(), out_text, out_length);
+  return nullptr;
+}
+
+void cohere2c_decoder_release(cohere2c_decoder_t *decoder) { delete decoder; }
+
+//===----------------------------------------------------------------------===//
+// Engine
+//===----------------------------------------------------------------------===//
+
+void cohere2c_engine_options_initialize(
+    cohere2c_engine_options_t *out_options) {
+  EngineOptions defaults;
+  *out_options = {defaults.blockSize,
+                  defaults.numBlocks,
+                  defaults.prefillChunk,
+                  defaults.maxBatch,
+                  defaults.prefixCache,
+                  defaults.ignoreEos,
+                  nullptr,
+                  0};
+}
+
+namespace {
+
+/// The engine's options from the C ones, checked before the executor
+/// allocates the KV cache they size.
+StatusOr<EngineOptions> engineOptionsOf(const cohere2c_engine_options_t &o) {
+  auto outside = [](const char *name, int64_t value, int64_t low,
+                    int64_t high) {
+    return Status::error(std::string(name) + " must be in [" +
+                         std::to_string(low) + ", " + std::to_string(high) +
+                         "], found " + std::to_string(value));
+  };
+  constexpr int64_t kMax16 = int64_t(1) << 16, kMax31 = (int64_t(1) << 31) - 1;
+  if (o.block_size < 1 || o.block_size > kMax16)
+    return outside("block_size", o.block_size, 1, kMax16);
+  if (o.kv_blocks < 0 || o.kv_blocks > kMax31)
+    return outside("kv_blocks", o.kv_blocks, 0, kMax31);
+  if (o.prefill_chunk < 0)
+    return Status::error("prefill_chunk must be at least 0, found " +
+                         std::to_string(o.prefill_chunk));
+  if (o.max_batch < 1 || o.max_batch > kMax16)
+    return outside("max_batch", o.max_batch, 1, kMax16);
+  EngineOptions options;
+  options.blockSize = o.block_size;
+  options.numBlocks = o.kv_blocks;
+  options.prefillChunk = o.prefill_chunk;
+  options.maxBatch = o.max_batch;
+  options.prefixCache = o.prefix_cache;
+  options.ignoreEos = o.ignore_eos;
+  if (o.eos_token_ids)
+    options.eosTokenIds = std::vector<int64_t>(
+        o.eos_token_ids, o.eos_token_ids + o.eos_token_count);
+  return options;
+}
+
+} // namespace
+
+cohere2c_status_t
+cohere2c_engine_create(cohere2c_artifact_t *artifact,
+                       const cohere2c_engine_options_t *options,
+                       cohere2c_engine_t **out_engine) {
+  if (!artifact)
+    return nullArgument("cohere2c_engine_create", "artifact");
+  if (!out_engine)
+    return nullArgument("cohere2c_engine_create", "out_engine");
+  if (!artifact->weights)
+    return makeStatus(
+        COHERE2C_STATUS_FAILED_PRECONDITION,
+        artifact->loaded->path() +
+            ": no weights bound (cohere2c_artifact_load_weights)");
+  cohere2c_engine_options_t given;
+  cohere2c_engine_options_initialize(&given);
+  if (options)
+    given = *options;
+  auto checked = engineOptionsOf(given);
+  if (!checked.ok())
+    return statusOf(checked.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+  EngineOptions engineOptions = *checked;
+  // The model's own EOS ids (generation_config.json's) where it has text.
+  if (!engineOptions.eosTokenIds && artifact->text)
+    engineOptions.eosTokenIds = artifact->text->eosTokenIds();
+  auto executor =
+      createExecutor(*artifact->loaded, *artifact->weights, engineOptions);
+  if (!executor.ok())
+    return statusOf(executor.status(), COHERE2C_STATUS_INTERNAL);
+  auto engine =
+      Engine::create(**executor, artifact->loaded->manifest(), engineOptions);
+  if (!engine.ok())
+    return statusOf(engine.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+  cohere2c_artifact_retain(artifact);
+  auto *created = new cohere2c_engine_t;
+  created->artifact.reset(artifact);
+  created->options = engineOptions;
+  created->executor = std::move(*executor);
+  created->engine = std::move(*engine);
+  *out_engine = created;
+  return nullptr;
+}
+
+void cohere2c_engine_retain(cohere2c_engine_t *engine) {
+  if (engine)
+    engine->references.fetch_add(1);
+}
+
+void cohere2c_engine_release(cohere2c_engine_t *engine) {
+  releaseReference(engine);
+}
+
+cohere2c_status_t
+cohere2c_engine_options(const cohere2c_engine_t *engine,
+                        cohere2c_engine_options_t *out_options) {
+  if (!engine || !out_options)
+    return nullArgument("cohere2c_engine_options", "engine or out_options");
+  const EngineOptions &o = engine->options;
+  *out_options = {o.blockSize,   o.numBlocks, o.prefillChunk, o.maxBatch,
+                  o.prefixCache, o.ignoreEos, nullptr,        0};
+  if (o.eosTokenIds) {
+    out_options->eos_token_ids = o.eosTokenIds->data();
+    out_options->eos_token_count = o.eosTokenIds->size();
+  }
+  return nullptr;
+}
+
+cohere2c_status_t cohere2c_engine_stats(const cohere2c_engine_t *engine,
+                                        cohere2c_engine_stats_t *out_stats) {
+  if (!engine || !out_stats)
+    return nullArgument("cohere2c_engine_stats", "engine or out_stats");
+  const EngineStats &s = engine->engine->stats();
+  *out_stats = {s.steps,     s.prefillTokens, s.decodeTokens, s.preemptions,
+                s.prefillMs, s.decodeMs,      s.peakKVBytes};
+  return nullptr;
+}
+
+cohere2c_status_t cohere2c_engine_has_work(const cohere2c_engine_t *engine,
+                                           bool *out_has_work) {
+  if (!engine || !out_has_work)
+    return nullArgument("cohere2c_engine_has_work", "engine or out_has_work");
+  *out_has_work = engine->engine->hasWork();
+  return nullptr;
+}
+
+cohere2c_status_t cohere2c_engine_step(cohere2c_engine_t *engine) {
+  if (!engine)
+    return nullArgument("cohere2c_engine_step", "engine");
+  RunCallbacks callbacks;
+  // A request whose cancel failed at its release is no longer in flight
+  // here: what the engine still reports of it is dropped.
+  callbacks.onToken = [engine](const RequestResult &r, int32_t token) {
+    auto found = engine->inFlight.find(r.ticket);
+    if (found == engine->inFlight.end())
+      return;
+    RequestResult &mine = found->second->result;
+    mine.generatedIds.push_back(token);
+    mine.ttftMs = r.ttftMs;
+    mine.cachedTokens = r.cachedTokens;
+  };
+  callbacks.onFinish = [engine](const RequestResult &r) {
+    auto found = engine->inFlight.find(r.ticket);
+    if (found == engine->inFlight.end())
+      return;
+    found->second->result = r;
+    found->second->state = COHERE2C_REQUEST_FINISHED;
+    engine->inFlight.erase(found);
+  };
+  return statusOf(engine->engine->step(callbacks), COHERE2C_STATUS_INTERNAL);
+}
+
+//===----------------------------------------------------------------------===//
+// Requests
+//===----------------------------------------------------------------------===//
+
+void cohere2c_request_options_initialize(
+    cohere2c_request_options_t *out_options) {
+  Request defaults;
+  *out_options = {};
+  out_options->max_new_tokens = defaults.maxNewTokens;
+  out_options->temperature = defaults.sampling.temperature;
+  out_options->top_k = defaults.sampling.topK;
+  out_options->top_p = defaults.sampling.topP;
+  out_options->seed = defaults.sampling.seed;
+}
+
+namespace {
+
+/// The engine's request from the C one; the engine checks the rest
+/// (Engine::validate), this what only the C API lets through.
+StatusOr<Request> requestOf(const cohere2c_request_options_t &o) {
+  Request r;
+  r.id = o.id ? o.id : "";
+  std::string who = "request " + (r.id.empty() ? std::string("(no id)") : r.id);
+  if (!o.prompt_ids && o.prompt_length)
+    return Status::error(who + ": prompt_ids is NULL");
+  if (!std::isfinite(o.temperature) || o.temperature < 0)
+    return Status::error(who + ": temperature must be a number >= 0, found " +
+                         std::to_string(o.temperature));
+  if (!std::isfinite(o.top_p) || o.top_p <= 0 || o.top_p > 1)
+    return Status::error(who + ": top_p must be a number in (0, 1], found " +
+                         std::to_string(o.top_p));
+  if (o.top_k < 0)
+    return Status::error(who + ": top_k must be at least 0, found " +
+                         std::to_string(o.top_k));
+  if (o.record_logits_from < 0)
+    return Status::error(who +
+                         ": record_logits_from must be at least 0, found " +
+                         std::to_string(o.record_logits_from));
+  r.promptIds.assign(o.prompt_ids, o.prompt_ids + o.prompt_length);
+  r.maxNewTokens = o.max_new_tokens;
+  r.sampling = {o.temperature, o.top_k, o.top_p, o.seed};
+  r.ignoreEos = o.ignore_eos;
+  r.recordLogits = o.record_logits;
+  r.recordLogitsFrom = o.record_logits_from;
+  return r;
+}
+
+} // namespace
+
+cohere2c_status_t
+cohere2c_engine_submit(cohere2c_engine_t *engine,
+                       const cohere2c_request_options_t *options,
+                       cohere2c_request_t **out_request) {
+  if (!engine || !options || !out_request)
+    return nullArgument("cohere2c_engine_submit",
+                        "engine, options or out_request");
+  auto request = requestOf(*options);
+  if (!request.ok())
+    return statusOf(request.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+  auto ticket = engine->engine->submit(*request);
+  if (!ticket.ok())
+    return statusOf(ticket.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+  cohere2c_engine_retain(engine);
+  auto *submitted = new cohere2c_request_t;
+  submitted->engine.reset(engine);
+  submitted->ticket = *ticket;
+  submitted->result.id = request->id;
+  submitted->result.ticket = *ticket;
+  submitted->result.ttftMs = -1;
+  engine->inFlight[*ticket] = submitted;
+  *out_request = submitted;
+  return nullptr;
+}
+
+cohere2c_status_t cohere2c_request_state(const cohere2c_request_t *request,
+                                         cohere2c_request_state_t *out_state) {
+  if (!request || !out_state)
+    return nullArgument("cohere2c_request_state", "request or out_state");
+  *out_state = request->state;
+  return nullptr;
+}
+
+cohere2c_status_t
+cohere2c_request_generated_ids(const cohere2c_request_t *request,
+                               const int32_t **out_ids, size_t *out_count) {
+  if (!request || !out_ids || !out_count)
+    return nullArgument("cohere2c_request_generated_ids",
+                        "request, out_ids or out_count");
+  *out_ids = request->result.generatedIds.data();
+  *out_count = request->result.generatedIds.size();
+  return nullptr;
+}
+
+cohere2c_status_t cohere2c_request_stats(const cohere2c_request_t *request,
+                                         cohere2c_request_stats_t *out_stats) {
+  if (!request || !out_stats)
+    return nullArgument("cohere2c_request_stats", "request or out_stats");
+  const RequestResult &r = request->result;
+  *out_stats = {r.cachedTokens, r.ttftMs, r.totalMs};
+  return nullptr;
+}
+
+cohere2c_status_t cohere2c_request_logits(const cohere2c_request_t *request,
+                                          const float **out_logits,
+                                          int64_t *out_rows,
+                                          int64_t *out_first_row) {
+  if (!request || !out_logits || !out_rows || !out_first_row)
+    return nullArgument("cohere2c_request_logits",
+                        "request, out_logits, out_rows or out_first_row");
+  const RequestResult &r = request->result;
+  std::string who = "request " + (r.id.empty() ? std::string("(no id)") : r.id);
+  if (request->state != COHERE2C_REQUEST_FINISHED)
+    return makeStatus(COHERE2C_STATUS_FAILED_PRECONDITION,
+                      who + ": logits are read once it has finished");
+  int64_t vocab =
+      request->engine->artifact->loaded->manifest().config.vocabSize;
+  *out_logits = r.logits.data();
+  *out_rows = (int64_t)r.logits.size() / vocab;
+  *out_first_row = r.firstLogitsRow;
+  return nullptr;
+}
+
+cohere2c_status_t cohere2c_request_cancel(cohere2c_request_t *request) {
+  if (!request)
+    return nullArgument("cohere2c_request_cancel", "request");
+  if (request->state != COHERE2C_REQUEST_IN_FLIGHT)
+    return nullptr;
+  cohere2c_engine_t &engine = *request->engine;
+  Status cancelled = engine.engine->cancel(request->ticket);
+  if (!cancelled.ok())
+    return statusOf(cancelled, COHERE2C_STATUS_INTERNAL);
+  engine.inFlight.erase(request->ticket);
+  request->state = COHERE2C_REQUEST_CANCELLED;
+  return nullptr;
+}
+
+void cohere2c_request_retain(cohere2c_request_t *request) {
+  if (request)
+    request->references.fetch_add(1);
+}
+
+void cohere2c_request_release(cohere2c_request_t *request) {
+  if (!request || request->references.fetch_sub(1) != 1)
+    return;
+  // Nothing can report a cancel failure here (the engine's KV accounting
+  // stays as the failed cancel left it); the request leaves regardless.
+  cohere2c_status_free(cohere2c_request_cancel(request));
+  request->engine->inFlight.erase(request->ticket);
+  delete request;
+}

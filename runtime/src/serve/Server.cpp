@@ -1,0 +1,169 @@
+//===- Server.cpp - runServer (cohere2c/serve.h) --------------------------===//
+//
+// Loads through the C API (the artifact, its weights, the engine of its
+// target), then serves with the engine and the text behind the handles
+// (capi/Handles.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "cohere2c/serve.h"
+
+#include "capi/Handles.h"
+#include "serve/Api.h"
+#include "serve/Completion.h"
+#include "serve/EngineLoop.h"
+#include "serve/HttpServer.h"
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <pthread.h>
+#include <thread>
+
+namespace cohere2c::serve {
+
+namespace {
+
+/// Everything the server serves with, once loaded; destroyed in reverse:
+/// the engine thread before the engine, the engine before its artifact.
+struct Served {
+  std::unique_ptr<cohere2c_artifact_t, capi::ArtifactReleaser> artifact;
+  /// --tokenizer's text, when given.
+  std::unique_ptr<text::ModelText> ownText;
+  const text::ModelText *text = nullptr;
+  std::unique_ptr<cohere2c_engine_t, capi::EngineReleaser> engine;
+  std::unique_ptr<EngineLoop> loop;
+  std::unique_ptr<CompletionContext> context;
+};
+
+/// The artifact's text, or that of the `tokenizer` folder; its vocabulary
+/// must fit the model's.
+cohere2c_status_t loadText(const ServerOptions &o, Served &s) {
+  const ModelConfig &config = s.artifact->loaded->manifest().config;
+  if (o.tokenizer.empty()) {
+    s.text = s.artifact->text.get();
+  } else {
+    auto files = TextFiles::readCheckpoint(o.tokenizer);
+    if (!files.ok())
+      return capi::statusOf(files.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+    auto text =
+        text::ModelText::create(*files, o.tokenizer, config.eosTokenIds);
+    if (!text.ok())
+      return capi::statusOf(text.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+    s.ownText = std::move(*text);
+    s.text = s.ownText.get();
+  }
+  if (!s.text)
+    return capi::makeStatus(
+        COHERE2C_STATUS_FAILED_PRECONDITION,
+        o.artifact + ": carries no tokenizer (compiled from a config alone): "
+                     "give --tokenizer DIR, or compile from a checkpoint "
+                     "folder with tokenizer.json");
+  if (s.text->tokenizer().vocabSize() > config.vocabSize)
+    return capi::makeStatus(
+        COHERE2C_STATUS_FAILED_PRECONDITION,
+        "the tokenizer has " + std::to_string(s.text->tokenizer().vocabSize()) +
+            " tokens, more than the model's vocab_size " +
+            std::to_string(config.vocabSize));
+  return nullptr;
+}
+
+cohere2c_status_t load(const ServerOptions &o, Metrics &metrics, Served &s) {
+  cohere2c_artifact_t *artifact = nullptr;
+  if (cohere2c_status_t e =
+          cohere2c_artifact_open(o.artifact.c_str(), &artifact))
+    return e;
+  s.artifact.reset(artifact);
+  if (cohere2c_status_t e = loadText(o, s))
+    return e;
+  cohere2c_weights_options_t weights;
+  cohere2c_weights_options_initialize(&weights);
+  if (!o.checkpoint.empty()) {
+    weights.source = COHERE2C_WEIGHTS_FROM_CHECKPOINT;
+    weights.checkpoint_path = o.checkpoint.c_str();
+  } else if (o.randomSeed) {
+    weights.source = COHERE2C_WEIGHTS_RANDOM;
+    weights.random_seed = *o.randomSeed;
+  }
+  if (cohere2c_status_t e = cohere2c_artifact_load_weights(artifact, &weights))
+    return e;
+  cohere2c_engine_options_t engineOptions = o.engine;
+  if (!engineOptions.eos_token_ids) {
+    engineOptions.eos_token_ids = s.text->eosTokenIds().data();
+    engineOptions.eos_token_count = s.text->eosTokenIds().size();
+  }
+  cohere2c_engine_t *engine = nullptr;
+  if (cohere2c_status_t e =
+          cohere2c_engine_create(artifact, &engineOptions, &engine))
+    return e;
+  s.engine.reset(engine);
+  s.loop = std::make_unique<EngineLoop>(*engine->engine, metrics, o.maxWaiting);
+  const ModelConfig &config = artifact->loaded->manifest().config;
+  s.context.reset(new CompletionContext{*s.text, *s.loop, metrics, o.modelName,
+                                        config.maxPositionEmbeddings,
+                                        *engine->options.eosTokenIds});
+  return nullptr;
+}
+
+} // namespace
+
+cohere2c_status_t runServer(const ServerOptions &o) {
+  // Every thread started from here on leaves SIGTERM and SIGINT to sigwait.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  Metrics metrics;
+  Api api(o.apiKey, o.modelName, metrics);
+  auto server = HttpServer::listen(o.http, api);
+  if (!server.ok())
+    return capi::statusOf(server.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+  std::fprintf(stderr,
+               "cohere2c-serve: listening on http://%s:%u (loading %s)\n",
+               o.http.host.c_str(), (*server)->port(), o.artifact.c_str());
+  std::thread acceptor([&] { (*server)->run(); });
+  // A signal while loading ends the process at once: nothing is in flight.
+  // Later it stops accepting, and runServer shuts down.
+  std::atomic<bool> ready{false};
+  std::thread signalWatcher([&, signals] {
+    int received;
+    sigwait(&signals, &received);
+    if (!ready)
+      std::_Exit(0);
+    std::fprintf(stderr, "cohere2c-serve: %s: shutting down\n",
+                 strsignal(received));
+    (*server)->stopAccepting();
+  });
+
+  Served served;
+  if (cohere2c_status_t failed = load(o, metrics, served)) {
+    signalWatcher.detach();
+    (*server)->stopAccepting();
+    acceptor.join();
+    return failed;
+  }
+  api.setReady(served.context.get());
+  ready = true;
+  const EngineOptions &engine = served.engine->options;
+  std::fprintf(
+      stderr,
+      "cohere2c-serve: ready: model \"%s\", %lld KV blocks of %lld tokens "
+      "per group, batch up to %lld\n",
+      o.modelName.c_str(), (long long)engine.numBlocks,
+      (long long)engine.blockSize, (long long)engine.maxBatch);
+  acceptor.join(); // until a signal stops accepting
+  signalWatcher.join();
+  auto grace =
+      std::chrono::milliseconds((int64_t)(o.shutdownGraceSeconds * 1000));
+  served.loop->shutdown(grace);
+  // Connections answer their cancelled requests, then close.
+  if (!(*server)->waitForConnections(std::chrono::seconds(5)))
+    std::_Exit(0);
+  return nullptr;
+}
+
+} // namespace cohere2c::serve

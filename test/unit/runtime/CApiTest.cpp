@@ -1,0 +1,291 @@
+//===- CApiTest.cpp - The C API (cohere2c/runtime.h) ----------------------===//
+//
+// Through the C API alone: every prompt of the tiny model generates the
+// float64 reference's greedy tokens with logits within 1e-4 of its rows;
+// requests cancel and outlive their released engine and artifact; errors
+// come back as statuses naming what is wrong; the text calls agree with
+// each other on the trained model.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ReferenceModel.h"
+#include "cohere2c/runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+namespace cohere2c::test {
+namespace {
+
+/// Fails the test with the status' message (and frees it) unless it is OK.
+#define ASSERT_C_OK(call)                                                      \
+  do {                                                                         \
+    cohere2c_status_t status_ = (call);                                        \
+    std::string message_ = cohere2c_status_message(status_);                   \
+    cohere2c_status_free(status_);                                             \
+    ASSERT_TRUE(message_.empty()) << #call << ": " << message_;                \
+  } while (false)
+
+/// The code and message of `status`, which is freed.
+std::pair<cohere2c_status_code_t, std::string> take(cohere2c_status_t status) {
+  std::pair<cohere2c_status_code_t, std::string> taken = {
+      cohere2c_status_code(status), cohere2c_status_message(status)};
+  cohere2c_status_free(status);
+  return taken;
+}
+
+std::string artifactPath(const std::string &model) {
+  return std::string(COHERE2C_TEST_ARTIFACT_DIR) + "/" + model + "-f32.so";
+}
+
+/// An artifact with its weights file and an engine of 64 blocks of 4
+/// tokens, EOS ignored (as the reference generates).
+struct Loaded {
+  cohere2c_artifact_t *artifact = nullptr;
+  cohere2c_engine_t *engine = nullptr;
+  ~Loaded() {
+    cohere2c_engine_release(engine);
+    cohere2c_artifact_release(artifact);
+  }
+};
+
+void load(const std::string &model, int64_t maxBatch, Loaded &loaded) {
+  ASSERT_C_OK(
+      cohere2c_artifact_open(artifactPath(model).c_str(), &loaded.artifact));
+  ASSERT_C_OK(cohere2c_artifact_load_weights(loaded.artifact, nullptr));
+  cohere2c_engine_options_t options;
+  cohere2c_engine_options_initialize(&options);
+  options.block_size = 4;
+  options.kv_blocks = 64;
+  options.max_batch = maxBatch;
+  options.ignore_eos = true;
+  ASSERT_C_OK(
+      cohere2c_engine_create(loaded.artifact, &options, &loaded.engine));
+}
+
+cohere2c_request_options_t greedy(const std::vector<int32_t> &prompt,
+                                  int64_t maxNewTokens) {
+  cohere2c_request_options_t options;
+  cohere2c_request_options_initialize(&options);
+  options.prompt_ids = prompt.data();
+  options.prompt_length = prompt.size();
+  options.max_new_tokens = maxNewTokens;
+  return options;
+}
+
+std::vector<int32_t> generatedIds(const cohere2c_request_t *request) {
+  const int32_t *ids = nullptr;
+  size_t count = 0;
+  EXPECT_EQ(take(cohere2c_request_generated_ids(request, &ids, &count)).first,
+            COHERE2C_STATUS_OK);
+  return std::vector<int32_t>(ids, ids + count);
+}
+
+cohere2c_request_state_t stateOf(const cohere2c_request_t *request) {
+  cohere2c_request_state_t state = COHERE2C_REQUEST_IN_FLIGHT;
+  EXPECT_EQ(take(cohere2c_request_state(request, &state)).first,
+            COHERE2C_STATUS_OK);
+  return state;
+}
+
+void runToEnd(cohere2c_engine_t *engine) {
+  for (bool work = true; work;) {
+    ASSERT_C_OK(cohere2c_engine_step(engine));
+    ASSERT_C_OK(cohere2c_engine_has_work(engine, &work));
+  }
+}
+
+TEST(CApiTest, GreedyTokensAndLogitsMatchReference) {
+  auto model = ReferenceModel::load("tiny-cohere2");
+  Loaded loaded;
+  load("tiny-cohere2", /*maxBatch=*/1, loaded);
+  cohere2c_artifact_info_t info;
+  ASSERT_C_OK(cohere2c_artifact_info(loaded.artifact, &info));
+  EXPECT_STREQ(info.target, "host");
+  for (const auto &[name, prompt] : model->prompts) {
+    SCOPED_TRACE(name);
+    cohere2c_request_options_t options =
+        greedy(prompt, model->greedy[name].size());
+    options.record_logits = true;
+    cohere2c_request_t *request = nullptr;
+    ASSERT_C_OK(cohere2c_engine_submit(loaded.engine, &options, &request));
+    runToEnd(loaded.engine);
+    EXPECT_EQ(stateOf(request), COHERE2C_REQUEST_FINISHED);
+    EXPECT_EQ(generatedIds(request), model->greedy[name]);
+    const float *logits = nullptr;
+    int64_t rows = 0, firstRow = -1;
+    ASSERT_C_OK(cohere2c_request_logits(request, &logits, &rows, &firstRow));
+    int64_t referenceRows = 0;
+    std::vector<float> reference = model->logits(name, referenceRows);
+    // Later prompts reuse no cached block of earlier ones (no common
+    // prefix), so every row is computed.
+    EXPECT_EQ(firstRow, 0);
+    ASSERT_EQ(rows, referenceRows);
+    double maxDiff = 0;
+    for (size_t i = 0; i < reference.size(); ++i)
+      maxDiff = std::max(maxDiff, (double)std::fabs(logits[i] - reference[i]));
+    EXPECT_LT(maxDiff, 1e-4) << "max |logits - reference|";
+    cohere2c_request_release(request);
+  }
+}
+
+TEST(CApiTest, CancelEndsAWaitingRequest) {
+  auto model = ReferenceModel::load("tiny-cohere2");
+  Loaded loaded;
+  load("tiny-cohere2", /*maxBatch=*/1, loaded);
+  const std::vector<int32_t> &prompt = model->prompts.at("len12");
+  cohere2c_request_options_t options = greedy(prompt, 4);
+  cohere2c_request_t *first = nullptr, *second = nullptr;
+  ASSERT_C_OK(cohere2c_engine_submit(loaded.engine, &options, &first));
+  ASSERT_C_OK(cohere2c_engine_submit(loaded.engine, &options, &second));
+  ASSERT_C_OK(cohere2c_engine_step(loaded.engine));
+  // A batch of one: the second waits behind the first.
+  EXPECT_EQ(generatedIds(second).size(), 0u);
+  ASSERT_C_OK(cohere2c_request_cancel(second));
+  EXPECT_EQ(stateOf(second), COHERE2C_REQUEST_CANCELLED);
+  runToEnd(loaded.engine);
+  EXPECT_EQ(stateOf(first), COHERE2C_REQUEST_FINISHED);
+  EXPECT_EQ(generatedIds(first),
+            std::vector<int32_t>(model->greedy["len12"].begin(),
+                                 model->greedy["len12"].begin() + 4));
+  EXPECT_EQ(generatedIds(second).size(), 0u);
+  // Cancelling what has ended is no error.
+  ASSERT_C_OK(cohere2c_request_cancel(first));
+  EXPECT_EQ(stateOf(first), COHERE2C_REQUEST_FINISHED);
+  cohere2c_request_release(first);
+  cohere2c_request_release(second);
+}
+
+TEST(CApiTest, RequestOutlivesItsReleasedEngineAndArtifact) {
+  auto model = ReferenceModel::load("tiny-cohere2");
+  const std::vector<int32_t> &prompt = model->prompts.at("len12");
+  cohere2c_request_t *request = nullptr;
+  cohere2c_engine_t *engine = nullptr;
+  {
+    Loaded loaded;
+    load("tiny-cohere2", /*maxBatch=*/1, loaded);
+    cohere2c_request_options_t options = greedy(prompt, 3);
+    ASSERT_C_OK(cohere2c_engine_submit(loaded.engine, &options, &request));
+    engine = loaded.engine;
+    cohere2c_engine_retain(engine);
+  } // the caller's first references go here
+  runToEnd(engine);
+  cohere2c_engine_release(engine);
+  EXPECT_EQ(generatedIds(request),
+            std::vector<int32_t>(model->greedy["len12"].begin(),
+                                 model->greedy["len12"].begin() + 3));
+  cohere2c_request_release(request);
+}
+
+TEST(CApiTest, ErrorsComeBackAsStatuses) {
+  Loaded loaded;
+  load("tiny-cohere2", /*maxBatch=*/1, loaded);
+  auto [code, message] =
+      take(cohere2c_artifact_load_weights(loaded.artifact, nullptr));
+  EXPECT_EQ(code, COHERE2C_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(message.find("weights already bound"), std::string::npos);
+
+  std::vector<int32_t> prompt = {5, 17, 33};
+  cohere2c_request_options_t options = greedy(prompt, 4);
+  options.id = "hot";
+  options.temperature = NAN;
+  cohere2c_request_t *request = nullptr;
+  std::tie(code, message) =
+      take(cohere2c_engine_submit(loaded.engine, &options, &request));
+  EXPECT_EQ(code, COHERE2C_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("request hot: temperature"), std::string::npos)
+      << message;
+  EXPECT_EQ(request, nullptr);
+
+  options.temperature = 0;
+  options.max_new_tokens = 9000;
+  std::tie(code, message) =
+      take(cohere2c_engine_submit(loaded.engine, &options, &request));
+  EXPECT_EQ(code, COHERE2C_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("max_position_embeddings"), std::string::npos)
+      << message;
+
+  options.max_new_tokens = 4;
+  ASSERT_C_OK(cohere2c_engine_submit(loaded.engine, &options, &request));
+  const float *logits = nullptr;
+  int64_t rows = 0, firstRow = 0;
+  std::tie(code, message) =
+      take(cohere2c_request_logits(request, &logits, &rows, &firstRow));
+  EXPECT_EQ(code, COHERE2C_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(message.find("request hot"), std::string::npos) << message;
+  cohere2c_request_release(request);
+
+  std::tie(code, message) = take(cohere2c_engine_step(nullptr));
+  EXPECT_EQ(code, COHERE2C_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("engine is NULL"), std::string::npos) << message;
+}
+
+TEST(CApiTest, TextCallsAgree) {
+  cohere2c_artifact_t *artifact = nullptr;
+  ASSERT_C_OK(cohere2c_artifact_open(artifactPath("trained-cohere2").c_str(),
+                                     &artifact));
+  cohere2c_artifact_info_t info;
+  ASSERT_C_OK(cohere2c_artifact_info(artifact, &info));
+  EXPECT_TRUE(info.has_tokenizer && info.has_chat_template);
+  EXPECT_FALSE(info.has_weights);
+
+  const std::string text = "Hello, world! Ça va?";
+  int32_t *ids = nullptr;
+  size_t count = 0;
+  ASSERT_C_OK(cohere2c_artifact_encode(artifact, text.data(), text.size(),
+                                       /*add_special_tokens=*/false, &ids,
+                                       &count));
+  char *decoded = nullptr;
+  size_t length = 0;
+  ASSERT_C_OK(cohere2c_artifact_decode(artifact, ids, count,
+                                       /*skip_special_tokens=*/true, &decoded,
+                                       &length));
+  EXPECT_EQ(std::string(decoded, length), text);
+  cohere2c_free(decoded);
+
+  // Streaming pieces join to the whole decode.
+  cohere2c_decoder_t *decoder = nullptr;
+  ASSERT_C_OK(cohere2c_decoder_create(artifact, true, &decoder));
+  std::string streamed;
+  for (size_t i = 0; i < count; ++i) {
+    char *piece = nullptr;
+    ASSERT_C_OK(cohere2c_decoder_push(decoder, ids[i], &piece, &length));
+    streamed.append(piece, length);
+    cohere2c_free(piece);
+  }
+  char *rest = nullptr;
+  ASSERT_C_OK(cohere2c_decoder_finish(decoder, &rest, &length));
+  streamed.append(rest, length);
+  cohere2c_free(rest);
+  cohere2c_decoder_release(decoder);
+  EXPECT_EQ(streamed, text);
+  cohere2c_free(ids);
+
+  // A chat's ids are its rendering's, encoded without special tokens.
+  const char *chat = R"({"messages": [{"role": "user", "content": "Hi"}]})";
+  char *rendered = nullptr;
+  ASSERT_C_OK(
+      cohere2c_artifact_render_chat(artifact, chat, true, &rendered, &length));
+  std::string renderedText(rendered, length);
+  cohere2c_free(rendered);
+  EXPECT_NE(renderedText.find("Hi"), std::string::npos);
+  ASSERT_C_OK(
+      cohere2c_artifact_encode_chat(artifact, chat, true, &ids, &count));
+  std::vector<int32_t> chatIds(ids, ids + count);
+  cohere2c_free(ids);
+  ASSERT_C_OK(cohere2c_artifact_encode(
+      artifact, renderedText.data(), renderedText.size(), false, &ids, &count));
+  EXPECT_EQ(chatIds, std::vector<int32_t>(ids, ids + count));
+  cohere2c_free(ids);
+
+  auto [code, message] = take(cohere2c_artifact_render_chat(
+      artifact, "[1, 2]", true, &rendered, &length));
+  EXPECT_EQ(code, COHERE2C_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("chat"), std::string::npos) << message;
+  cohere2c_artifact_release(artifact);
+}
+
+} // namespace
+} // namespace cohere2c::test

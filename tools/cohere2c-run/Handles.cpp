@@ -1,0 +1,146 @@
+//===- Handles.cpp --------------------------------------------------------===//
+
+#include "Handles.h"
+
+namespace cohere2c {
+
+Status statusOf(cohere2c_status_t status) {
+  if (cohere2c_status_is_ok(status))
+    return Status::success();
+  Status error = Status::error(cohere2c_status_message(status));
+  cohere2c_status_free(status);
+  return error;
+}
+
+namespace {
+
+/// Takes the ids a C API call allocated.
+std::vector<int32_t> takeIds(int32_t *ids, size_t count) {
+  std::vector<int32_t> taken(ids, ids + count);
+  cohere2c_free(ids);
+  return taken;
+}
+
+} // namespace
+
+StatusOr<std::vector<int32_t>>
+ModelText::encodePrompt(std::string_view text) const {
+  int32_t *ids = nullptr;
+  size_t count = 0;
+  if (Status s = statusOf(
+          cohere2c_artifact_encode(artifact_, text.data(), text.size(),
+                                   /*add_special_tokens=*/true, &ids, &count));
+      !s.ok())
+    return s;
+  return takeIds(ids, count);
+}
+
+StatusOr<std::vector<int32_t>>
+ModelText::encodeChat(const nlohmann::ordered_json &chat) const {
+  std::string chatJson;
+  try {
+    chatJson = chat.dump();
+  } catch (const nlohmann::json::type_error &) {
+    // Only a message given on the command line can hold such bytes: JSON
+    // files are checked as they are parsed.
+    return Status::error("the chat is not valid UTF-8");
+  }
+  int32_t *ids = nullptr;
+  size_t count = 0;
+  if (Status s = statusOf(cohere2c_artifact_encode_chat(
+          artifact_, chatJson.c_str(), /*add_generation_prompt=*/true, &ids,
+          &count));
+      !s.ok())
+    return s;
+  return takeIds(ids, count);
+}
+
+StatusOr<std::string> ModelText::decode(const std::vector<int32_t> &ids) const {
+  char *text = nullptr;
+  size_t length = 0;
+  if (Status s = statusOf(cohere2c_artifact_decode(
+          artifact_, ids.data(), ids.size(), /*skip_special_tokens=*/true,
+          &text, &length));
+      !s.ok())
+    return s;
+  std::string taken(text, length);
+  cohere2c_free(text);
+  return taken;
+}
+
+namespace {
+
+/// Queues `request` on `engine`. Errors: cohere2c_engine_submit's.
+StatusOr<RequestHandle> submit(cohere2c_engine_t *engine,
+                               const RunRequest &request) {
+  cohere2c_request_options_t options = request.options;
+  options.id = request.id.c_str();
+  options.prompt_ids = request.promptIds.data();
+  options.prompt_length = request.promptIds.size();
+  cohere2c_request_t *submitted = nullptr;
+  if (Status s = statusOf(cohere2c_engine_submit(engine, &options, &submitted));
+      !s.ok())
+    return s;
+  return RequestHandle(submitted);
+}
+
+/// Reports the tokens `request` generated past the `reported` first ones.
+Status reportTokens(cohere2c_request_t *request, size_t i, size_t &reported,
+                    const RequestCallbacks &callbacks) {
+  const int32_t *ids = nullptr;
+  size_t count = 0;
+  if (Status s =
+          statusOf(cohere2c_request_generated_ids(request, &ids, &count));
+      !s.ok())
+    return s;
+  for (; reported < count; ++reported)
+    if (callbacks.onToken)
+      if (Status s = callbacks.onToken(i, ids[reported]); !s.ok())
+        return s;
+  return Status::success();
+}
+
+} // namespace
+
+Status runRequests(cohere2c_engine_t *engine,
+                   const std::vector<RunRequest> &requests,
+                   const RequestCallbacks &callbacks) {
+  std::vector<RequestHandle> inFlight;
+  for (const RunRequest &request : requests) {
+    auto submitted = submit(engine, request);
+    if (!submitted.ok())
+      return submitted.status();
+    inFlight.push_back(std::move(*submitted));
+  }
+  std::vector<size_t> reported(requests.size(), 0);
+  for (bool work = true; work;) {
+    if (Status s = statusOf(cohere2c_engine_step(engine)); !s.ok())
+      return s;
+    for (size_t i = 0; i < inFlight.size(); ++i)
+      if (inFlight[i])
+        if (Status s =
+                reportTokens(inFlight[i].get(), i, reported[i], callbacks);
+            !s.ok())
+          return s;
+    for (size_t i = 0; i < inFlight.size(); ++i) {
+      if (!inFlight[i])
+        continue;
+      cohere2c_request_state_t state;
+      if (Status s =
+              statusOf(cohere2c_request_state(inFlight[i].get(), &state));
+          !s.ok())
+        return s;
+      if (state != COHERE2C_REQUEST_FINISHED)
+        continue;
+      if (callbacks.onFinish)
+        if (Status s = callbacks.onFinish(i, inFlight[i].get()); !s.ok())
+          return s;
+      inFlight[i].reset();
+    }
+    if (Status s = statusOf(cohere2c_engine_has_work(engine, &work)); !s.ok())
+      return s;
+  }
+  return Status::success();
+}
+
+} // namespace cohere2c
