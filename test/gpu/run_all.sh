@@ -21,13 +21,14 @@ want models && for model in "$root"/test/data/models/*/; do
   for precision in f32 bf16; do
     for chunk in 0 1 7; do
       for prompt in $(python3 -c "import json,sys; print(' '.join(json.load(open(sys.argv[1]))['prompts']))" "$model/reference.json"); do
-        # generate: the prompt, 24 greedy tokens; teacher: prompt + greedy[:-1] as the prompt.
+        # generate: the prompt and as many greedy tokens as the reference has (24 or
+        # 32); teacher: prompt + greedy[:-1] as the prompt.
         for mode in generate teacher; do
           read -r ids new < <(python3 - "$model/reference.json" "$prompt" "$mode" <<'PY'
 import json, sys
 ref = json.load(open(sys.argv[1])); prompt = ref["prompts"][sys.argv[2]]
 ids = prompt if sys.argv[3] == "generate" else prompt + ref["greedy"][sys.argv[2]][:-1]
-print(",".join(map(str, ids)), 24 if sys.argv[3] == "generate" else 1)
+print(",".join(map(str, ids)), len(ref["greedy"][sys.argv[2]]) if sys.argv[3] == "generate" else 1)
 PY
 )
           "$run" "$art/$name-$precision.so" --prompt-ids "$ids" --max-new-tokens "$new" --ignore-eos \
