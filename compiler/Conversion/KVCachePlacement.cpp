@@ -16,3 +16,29 @@ mlir::cohere2c::kvCachePlacementOf(attn::AttentionOp op) {
   });
   return placement;
 }
+
+FailureOr<std::vector<::cohere2c::KVGroup>> mlir::cohere2c::kvGroupsOf(ModuleOp module) {
+  using ::cohere2c::kFullGroup;
+  using ::cohere2c::kSlidingGroup;
+  std::vector<::cohere2c::KVGroup> groups(::cohere2c::kNumKVGroups);
+  groups[kFullGroup].name = "full";
+  groups[kSlidingGroup].name = "sliding";
+  WalkResult walk = module.walk([&](attn::AttentionOp op) {
+    std::optional<int64_t> window = op.getSlidingWindow();
+    ::cohere2c::KVGroup &group = groups[window ? kSlidingGroup : kFullGroup];
+    if (window && !group.layers.empty() && group.window != *window) {
+      op.emitOpError("has a sliding window of ")
+          << *window << " where another layer's is " << group.window
+          << ": the KV cache has one sliding group";
+      return WalkResult::interrupt();
+    }
+    group.window = window.value_or(0);
+    group.layers.push_back(op.getKvSlot());
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  for (::cohere2c::KVGroup &group : groups)
+    llvm::sort(group.layers);
+  return groups;
+}

@@ -64,6 +64,48 @@ std::string Manifest::toJson() const {
   return j.dump();
 }
 
+namespace {
+
+/// The manifest's kv_groups: the groups the compiler read from the
+/// attention ops (their windows are what the kernels were specialized on).
+/// They must be the full and the sliding group, in that order, and agree
+/// with the layer kinds and window of the manifest's config.
+StatusOr<std::vector<KVGroup>> parseKVGroups(const json &j, const ModelConfig &config,
+                                             const std::string &source) {
+  auto bad = [&](const std::string &what) {
+    return Status::error(source + ": manifest kv_groups " + what);
+  };
+  const json *groups = j.contains("kv_groups") ? &j.at("kv_groups") : nullptr;
+  if (!groups || !groups->is_array() || groups->size() != kNumKVGroups)
+    return bad("must be an array of the full and the sliding group");
+  std::vector<KVGroup> parsed;
+  for (const json &g : *groups) {
+    if (!g.is_object() || !g.contains("name") || !g["name"].is_string() ||
+        !g.contains("window") || !g["window"].is_number_integer() || !g.contains("layers") ||
+        !g["layers"].is_array())
+      return bad("entry " + g.dump() + " must have a name, a window and layers");
+    KVGroup group{g["name"].get<std::string>(), g["window"].get<int64_t>(), {}};
+    for (const json &layer : g["layers"]) {
+      if (!layer.is_number_integer())
+        return bad("entry " + g.dump() + ": layers must be integers");
+      group.layers.push_back(layer.get<int64_t>());
+    }
+    parsed.push_back(std::move(group));
+  }
+  std::vector<KVGroup> expected = kvGroupsFor(config);
+  for (int i = 0; i < kNumKVGroups; ++i) {
+    const KVGroup &p = parsed[i], &e = expected[i];
+    // A group without layers has no window to agree on.
+    if (p.name != e.name || p.layers != e.layers || (!e.layers.empty() && p.window != e.window))
+      return bad("entry " + groups->at(i).dump() + " disagrees with the config (" + e.name +
+                 " window " + std::to_string(e.window) + ", " +
+                 std::to_string(e.layers.size()) + " layers)");
+  }
+  return parsed;
+}
+
+} // namespace
+
 StatusOr<Manifest> Manifest::parse(const std::string &text,
                                    const std::string &source) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -104,7 +146,10 @@ StatusOr<Manifest> Manifest::parse(const std::string &text,
     return Status::error(source + ": manifest weights_id must be empty or 32 "
                                   "lowercase hex digits");
   m.weightsId = j["weights_id"].get<std::string>();
-  m.kvGroups = kvGroupsFor(m.config);
+  StatusOr<std::vector<KVGroup>> groups = parseKVGroups(j, m.config, source);
+  if (!groups.ok())
+    return groups.status();
+  m.kvGroups = std::move(*groups);
   if (m.target == "cuda") {
     if (!j.contains("launch_plan"))
       return Status::error(source + ": a cuda manifest needs a launch_plan");

@@ -33,6 +33,9 @@ struct KVGroup {
 /// layers of one kind has that group empty.
 enum KVGroupIndex { kFullGroup = 0, kSlidingGroup = 1, kNumKVGroups = 2 };
 
+/// The groups the frontend's attention ops get from `config` (its layer
+/// kinds and sliding window): what a manifest's kv_groups, read from the
+/// compiled ops, must agree with.
 std::vector<KVGroup> kvGroupsFor(const ModelConfig &config);
 
 /// The artifact's exported symbols holding its manifest: the JSON text
@@ -67,6 +70,8 @@ struct Manifest {
   /// (WeightsFile.h: 32 lowercase hex digits); empty when compiled from a
   /// config alone, with no weights file.
   std::string weightsId;
+  /// From the compiled attention ops (their windows are what the kernels
+  /// were specialized on), checked against the config on parse.
   std::vector<KVGroup> kvGroups;
   /// The step as launches (cuda target only).
   LaunchPlan launchPlan;

@@ -17,6 +17,7 @@
 #include "Artifact/WeightsFile.h"
 #include "Frontend/ModelToAttn.h"
 #include "Model/SafeTensors.h"
+#include "Conversion/KVCachePlacement.h"
 #include "Pipelines/Pipelines.h"
 #include "Target/CUDA/Ptxas.h"
 #include "Target/SharedLibrary.h"
@@ -207,7 +208,6 @@ int main(int argc, char **argv) {
   manifest.precision = precision;
   manifest.weights = ::cohere2c::WeightLayout::forModel(
       *config, storage->activations, storage->fp8Linear);
-  manifest.kvGroups = ::cohere2c::kvGroupsFor(*config);
   if (checkpoint)
     manifest.weightsId = ::cohere2c::newWeightsId();
 
@@ -220,6 +220,10 @@ int main(int argc, char **argv) {
       mlir::cohere2c::buildAttnModule(context, *config, manifest.weights);
   if (failed(mlir::verify(*module)))
     return fail("internal error: the attn module does not verify");
+  auto kvGroups = mlir::cohere2c::kvGroupsOf(*module);
+  if (failed(kvGroups))
+    return fail("internal error: the attention layers' KV groups");
+  manifest.kvGroups = std::move(*kvGroups);
 
   auto writeText = [&](StringRef text) -> int {
     std::error_code ec;

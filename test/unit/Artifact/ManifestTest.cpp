@@ -77,6 +77,32 @@ TEST(ManifestTest, RejectsBadWeightsId) {
                                        "empty or 32 lowercase hex digits");
 }
 
+// The KV groups travel in the manifest (the compiler reads them from the
+// attention ops) and must agree with the config's layer kinds and window.
+TEST(ManifestTest, KVGroupsRoundTripAndAgreeWithTheConfig) {
+  Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
+  m.weights = WeightLayout::forModel(m.config, DType::F32);
+  StatusOr<Manifest> parsed = Manifest::parse(m.toJson(), "tiny.so");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  ASSERT_EQ(parsed->kvGroups.size(), 2u);
+  EXPECT_EQ(parsed->kvGroups[kSlidingGroup].window, 8);
+  EXPECT_EQ(parsed->kvGroups[kSlidingGroup].layers, (std::vector<int64_t>{0, 1, 2, 4, 5, 6}));
+  EXPECT_EQ(parsed->kvGroups[kFullGroup].layers, (std::vector<int64_t>{3, 7}));
+  Manifest wrongWindow = m;
+  wrongWindow.kvGroups[kSlidingGroup].window = 16;
+  StatusOr<Manifest> refused = Manifest::parse(wrongWindow.toJson(), "tiny.so");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "tiny.so: manifest kv_groups entry {\"layers\":[0,1,2,4,5,6],\"name\":\"sliding\","
+            "\"window\":16} disagrees with the config (sliding window 8, 6 layers)");
+  Manifest oneGroup = m;
+  oneGroup.kvGroups.pop_back();
+  refused = Manifest::parse(oneGroup.toJson(), "tiny.so");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "tiny.so: manifest kv_groups must be an array of the full and the sliding group");
+}
+
 TEST(ManifestTest, RejectsAnOlderFormatVersion) {
   // Version 5 plans had one stream; version 4 kernels did not wait for the
   // launch before them, so launching them early would race; version 3 plans

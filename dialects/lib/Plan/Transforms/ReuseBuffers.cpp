@@ -34,14 +34,16 @@ SmallVector<StringAttr> buffersOf(Operation &step) {
   return names;
 }
 
-/// Where each buffer becomes free: the index of the last step naming it, or
-/// of the join after it when that step lies between a fork and its join.
-DenseMap<StringAttr, int64_t> freePoints(ArrayRef<Operation *> steps) {
+/// The buffers that become free at each step: after the last step naming
+/// them, or at the join after it when that step lies between a fork and its
+/// join. In step and argument order, so that the plan does not depend on
+/// where the attributes happen to lie in memory.
+std::vector<SmallVector<StringAttr>> freePoints(ArrayRef<Operation *> steps) {
   DenseMap<StringAttr, int64_t> lastUse;
   for (auto [i, step] : llvm::enumerate(steps))
     for (StringAttr name : buffersOf(*step))
       lastUse[name] = i;
-  DenseMap<StringAttr, int64_t> freeAt;
+  std::vector<SmallVector<StringAttr>> freeAt(steps.size());
   int64_t joinAfter = -1;
   for (int64_t i = (int64_t)steps.size() - 1; i >= 0; --i) {
     if (isa<JoinOp>(steps[i]))
@@ -50,7 +52,7 @@ DenseMap<StringAttr, int64_t> freePoints(ArrayRef<Operation *> steps) {
       joinAfter = -1;
     for (StringAttr name : buffersOf(*steps[i]))
       if (lastUse[name] == i)
-        freeAt[name] = joinAfter >= 0 ? joinAfter : i;
+        freeAt[joinAfter >= 0 ? joinAfter : i].push_back(name);
   }
   return freeAt;
 }
@@ -86,7 +88,7 @@ struct PlanReuseBuffersPass
       else
         steps.push_back(&op);
     }
-    DenseMap<StringAttr, int64_t> freeAt = freePoints(steps);
+    std::vector<SmallVector<StringAttr>> freeAt = freePoints(steps);
     using Shape = std::tuple<int64_t, void *, int>;
     auto shapeOf = [](BufferOp b) {
       return Shape{(int64_t)b.getWidth(), const_cast<void *>(b.getDtype().getAsOpaquePointer()),
@@ -103,9 +105,8 @@ struct PlanReuseBuffersPass
         renamed[name] = pool.empty() ? name : pool.pop_back_val();
         kept.insert(renamed[name]);
       }
-      for (auto [name, at] : freeAt)
-        if (at == (int64_t)i)
-          free[shapeOf(declared.at(name))].push_back(renamed[name]);
+      for (StringAttr name : freeAt[i])
+        free[shapeOf(declared.at(name))].push_back(renamed[name]);
       renameViews(*op, renamed);
     }
     // Keep the shared buffers, renamed in order; drop the others.
