@@ -498,6 +498,7 @@ ValueRange KernelGenerator::prefillRuns(const PrefillBlock &k,
   SmallVector<Value> init = {index(0), minusInf, minusInf, f32(0), f32(0)};
   for (int64_t i = 0; i < k.hd / 8 * 4; ++i)
     init.push_back(f32(0));
+  // A run at a time: the loop carries the next run's first row and the state.
   auto runs = scf::WhileOp::create(b, ValueRange(init).getTypes(), init, nullptr, nullptr);
   {
     OpBuilder::InsertionGuard guard(b);
