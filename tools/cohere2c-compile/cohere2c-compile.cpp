@@ -113,6 +113,182 @@ packWeightsFile(const ::cohere2c::Checkpoint &checkpoint,
   return std::move(*buffer);
 }
 
+/// The model to compile: its config and, from a checkpoint folder, its
+/// tensors and text files.
+struct Model {
+  std::string configPath;
+  ::cohere2c::ModelConfig config;
+  std::optional<::cohere2c::Checkpoint> checkpoint;
+  ::cohere2c::TextFiles textFiles;
+};
+
+/// The options that need no file: a model given, a known target, an output
+/// made for it. Defaults --precision for the target.
+Error checkOptions() {
+  if (modelPath.empty())
+    return createStringError("no checkpoint folder or config.json given (see --help)");
+  if (target != "host" && target != "cuda")
+    return createStringError("--target: unknown target '" + target +
+                             "', expected cuda or host");
+  bool cuda = target == "cuda";
+  if (precision.empty())
+    precision = cuda ? "bf16" : "f32";
+  if ((emit == Emit::LLVM && cuda) ||
+      ((emit == Emit::PTX || emit == Emit::Plan) && !cuda))
+    return createStringError("--emit: that output is not made for the " + target +
+                             " target");
+  return Error::success();
+}
+
+/// The config, and from a checkpoint folder the tensors (checked against
+/// the config) and the text files.
+Expected<Model> readModel() {
+  bool isFolder = sys::fs::is_directory(modelPath);
+  std::string configPath = isFolder ? (Twine(modelPath) + "/config.json").str()
+                                    : std::string(modelPath);
+  auto config = ::cohere2c::ModelConfig::fromFile(configPath);
+  if (!config.ok())
+    return createStringError(config.status().message());
+  Model model{configPath, std::move(*config), std::nullopt, {}};
+  if (!isFolder)
+    return model;
+  auto opened = ::cohere2c::Checkpoint::open(modelPath);
+  if (!opened.ok())
+    return createStringError(opened.status().message());
+  ::cohere2c::Status tensors =
+      ::cohere2c::checkTensors(model.config, *opened, modelPath);
+  if (!tensors.ok())
+    return createStringError(tensors.message());
+  model.checkpoint = std::move(*opened);
+  // The tokenizer, chat template and generation config travel in the
+  // artifact; a malformed one fails now.
+  auto read = ::cohere2c::TextFiles::readCheckpoint(modelPath);
+  if (!read.ok())
+    return createStringError(read.status().message());
+  ::cohere2c::Status loads =
+      ::cohere2c::text::checkTextFiles(*read, modelPath);
+  if (!loads.ok())
+    return createStringError(loads.message());
+  model.textFiles = std::move(*read);
+  return model;
+}
+
+/// An output the compiler could not write fails now, not after lowering;
+/// so does one that would replace an input.
+Error checkOutput(const Model &model, StringRef weightsPath) {
+  if (outputPath.empty())
+    return createStringError("-o: an empty path");
+  if (outputPath != "-") {
+    if (sys::fs::is_directory(outputPath))
+      return createStringError("-o " + outputPath + ": is a folder");
+    SmallString<256> folder(outputPath);
+    sys::path::remove_filename(folder);
+    if (folder.empty())
+      folder = ".";
+    if (!sys::fs::is_directory(folder))
+      return createStringError("-o " + outputPath + ": no folder " + std::string(folder));
+    if (sys::fs::access(folder, sys::fs::AccessMode::Write))
+      return createStringError("-o " + outputPath + ": cannot write in " +
+                               std::string(folder));
+  }
+  // Never write over an input: -o ck/model.safetensors would destroy it.
+  std::vector<std::string> inputs = {model.configPath};
+  if (model.checkpoint)
+    inputs.insert(inputs.end(), model.checkpoint->paths().begin(),
+                  model.checkpoint->paths().end());
+  for (const std::string &input : inputs) {
+    bool same = false;
+    if (outputPath != "-" && !sys::fs::equivalent(outputPath, input, same) &&
+        same)
+      return createStringError("-o " + outputPath + ": would overwrite the input " + input);
+    if (emit == Emit::Library && model.checkpoint && outputPath != "-" &&
+        !sys::fs::equivalent(weightsPath, input, same) && same)
+      return createStringError(weightsPath + " (the weights beside -o " + outputPath +
+                               "): would overwrite the input " + input);
+  }
+  return Error::success();
+}
+
+/// The manifest of the artifact, without what the compiled IR gives: the KV
+/// groups and the launch plan.
+::cohere2c::Manifest manifestFor(const Model &model,
+                                 const ::cohere2c::Precision &storage) {
+  ::cohere2c::Manifest manifest;
+  manifest.config = model.config;
+  manifest.target = target;
+  manifest.precision = precision;
+  manifest.weights = ::cohere2c::WeightLayout::forModel(
+      model.config, storage.activations, storage.fp8Linear);
+  if (model.checkpoint)
+    manifest.weightsId = ::cohere2c::newWeightsId();
+  return manifest;
+}
+
+/// Writes `text` to -o (stdout for '-'); returns main's exit status.
+int writeText(StringRef text) {
+  std::error_code ec;
+  ToolOutputFile out(outputPath, ec, sys::fs::OF_Text);
+  if (ec)
+    return fail(outputPath + ": " + ec.message());
+  out.os() << text;
+  out.keep();
+  return 0;
+}
+
+/// The module as text.
+std::string printed(mlir::ModuleOp module) {
+  std::string text;
+  raw_string_ostream os(text);
+  module.print(os);
+  return text;
+}
+
+/// The kernels of an attn module, compiled with the CUDA toolkit found.
+Expected<mlir::cohere2c::CudaKernels> lowerToCuda(mlir::ModuleOp module) {
+  Expected<std::string> toolkit = mlir::cohere2c::findCudaToolkit();
+  if (!toolkit)
+    return toolkit.takeError();
+  Expected<mlir::cohere2c::CudaKernels> kernels =
+      mlir::cohere2c::lowerAttnToCuda(module, *toolkit);
+  if (!kernels)
+    return createStringError("lowering: " + toString(kernels.takeError()));
+  return kernels;
+}
+
+/// Writes OUT.so (`library` with the manifest and the text files) and, with
+/// a checkpoint, OUT.weights.
+Error writeArtifact(mlir::ModuleOp library, const ::cohere2c::Manifest &manifest,
+                    const Model &model, StringRef weightsPath) {
+  // OUT.so and OUT.weights are replaced together or not at all: the
+  // weights are packed (and checked) into a temporary file, the library is
+  // linked to a temporary path, and only then are both moved into place.
+  std::unique_ptr<FileOutputBuffer> weights;
+  if (model.checkpoint) {
+    auto packed = packWeightsFile(*model.checkpoint, manifest.weights,
+                                  manifest.weightsId, modelPath, weightsPath);
+    if (!packed)
+      return createStringError(weightsPath + ": " + toString(packed.takeError()));
+    weights = std::move(*packed);
+  }
+  mlir::cohere2c::addTextFiles(library, model.textFiles);
+  std::string partialLibrary = outputPath + ".partial";
+  if (Error e = mlir::cohere2c::writeSharedLibrary(library, manifest.toJson(),
+                                                   partialLibrary)) {
+    sys::fs::remove(partialLibrary);
+    return e;
+  }
+  if (weights)
+    if (Error e = weights->commit()) {
+      sys::fs::remove(partialLibrary);
+      return createStringError(weightsPath + ": " + toString(std::move(e)));
+    }
+  if (std::error_code ec = sys::fs::rename(partialLibrary, outputPath)) {
+    sys::fs::remove(partialLibrary);
+    return createStringError("-o " + outputPath + ": " + ec.message());
+  }
+  return Error::success();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -124,92 +300,18 @@ int main(int argc, char **argv) {
       "  cohere2c-compile command-r7b.config.json --emit attn\n"
       "  cohere2c-compile tiny-cohere2/ -o tiny.so --target host\n");
 
-  if (modelPath.empty())
-    return fail("no checkpoint folder or config.json given (see --help)");
-  if (target != "host" && target != "cuda")
-    return fail("--target: unknown target '" + target +
-                "', expected cuda or host");
-  bool cuda = target == "cuda";
-  if (precision.empty())
-    precision = cuda ? "bf16" : "f32";
-  if ((emit == Emit::LLVM && cuda) ||
-      ((emit == Emit::PTX || emit == Emit::Plan) && !cuda))
-    return fail("--emit: that output is not made for the " + target +
-                " target");
-  bool isFolder = sys::fs::is_directory(modelPath);
-  std::string configPath = isFolder ? (Twine(modelPath) + "/config.json").str()
-                                    : std::string(modelPath);
-  auto config = ::cohere2c::ModelConfig::fromFile(configPath);
-  if (!config.ok())
-    return fail(config.status().message());
-  std::optional<::cohere2c::Checkpoint> checkpoint;
-  if (isFolder) {
-    auto opened = ::cohere2c::Checkpoint::open(modelPath);
-    if (!opened.ok())
-      return fail(opened.status().message());
-    ::cohere2c::Status tensors =
-        ::cohere2c::checkTensors(*config, *opened, modelPath);
-    if (!tensors.ok())
-      return fail(tensors.message());
-    checkpoint = std::move(*opened);
-  }
-  // The tokenizer, chat template and generation config travel in the
-  // artifact; a malformed one fails now.
-  ::cohere2c::TextFiles textFiles;
-  if (isFolder) {
-    auto read = ::cohere2c::TextFiles::readCheckpoint(modelPath);
-    if (!read.ok())
-      return fail(read.status().message());
-    ::cohere2c::Status loads =
-        ::cohere2c::text::checkTextFiles(*read, modelPath);
-    if (!loads.ok())
-      return fail(loads.message());
-    textFiles = std::move(*read);
-  }
-  // An output the compiler could not write fails now, not after lowering.
-  if (outputPath.empty())
-    return fail("-o: an empty path");
-  if (outputPath != "-") {
-    if (sys::fs::is_directory(outputPath))
-      return fail("-o " + outputPath + ": is a folder");
-    SmallString<256> folder(outputPath);
-    sys::path::remove_filename(folder);
-    if (folder.empty())
-      folder = ".";
-    if (!sys::fs::is_directory(folder))
-      return fail("-o " + outputPath + ": no folder " + std::string(folder));
-    if (sys::fs::access(folder, sys::fs::AccessMode::Write))
-      return fail("-o " + outputPath + ": cannot write in " +
-                  std::string(folder));
-  }
-  // Never write over an input: -o ck/model.safetensors would destroy it.
+  if (Error e = checkOptions())
+    return fail(toString(std::move(e)));
+  Expected<Model> model = readModel();
+  if (!model)
+    return fail(toString(model.takeError()));
   std::string weightsPath = weightsPathFor(outputPath);
-  std::vector<std::string> inputs = {configPath};
-  if (checkpoint)
-    inputs.insert(inputs.end(), checkpoint->paths().begin(),
-                  checkpoint->paths().end());
-  for (const std::string &input : inputs) {
-    bool same = false;
-    if (outputPath != "-" && !sys::fs::equivalent(outputPath, input, same) &&
-        same)
-      return fail("-o " + outputPath + ": would overwrite the input " + input);
-    if (emit == Emit::Library && checkpoint && outputPath != "-" &&
-        !sys::fs::equivalent(weightsPath, input, same) && same)
-      return fail(weightsPath + " (the weights beside -o " + outputPath +
-                  "): would overwrite the input " + input);
-  }
+  if (Error e = checkOutput(*model, weightsPath))
+    return fail(toString(std::move(e)));
   auto storage = ::cohere2c::Precision::forTarget(precision, target);
   if (!storage.ok())
     return fail("--precision: " + storage.status().message());
-
-  ::cohere2c::Manifest manifest;
-  manifest.config = *config;
-  manifest.target = target;
-  manifest.precision = precision;
-  manifest.weights = ::cohere2c::WeightLayout::forModel(
-      *config, storage->activations, storage->fp8Linear);
-  if (checkpoint)
-    manifest.weightsId = ::cohere2c::newWeightsId();
+  ::cohere2c::Manifest manifest = manifestFor(*model, *storage);
 
   mlir::DialectRegistry registry;
   mlir::cohere2c::registerPipelineDependencies(registry);
@@ -217,7 +319,7 @@ int main(int argc, char **argv) {
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
   auto module =
-      mlir::cohere2c::buildAttnModule(context, *config, manifest.weights);
+      mlir::cohere2c::buildAttnModule(context, model->config, manifest.weights);
   if (failed(mlir::verify(*module)))
     return fail("internal error: the attn module does not verify");
   auto kvGroups = mlir::cohere2c::kvGroupsOf(*module);
@@ -225,33 +327,16 @@ int main(int argc, char **argv) {
     return fail("internal error: the attention layers' KV groups");
   manifest.kvGroups = std::move(*kvGroups);
 
-  auto writeText = [&](StringRef text) -> int {
-    std::error_code ec;
-    ToolOutputFile out(outputPath, ec, sys::fs::OF_Text);
-    if (ec)
-      return fail(outputPath + ": " + ec.message());
-    out.os() << text;
-    out.keep();
-    return 0;
-  };
-  if (emit == Emit::Attn) {
-    std::string text;
-    raw_string_ostream os(text);
-    module->print(os);
-    return writeText(text);
-  }
+  if (emit == Emit::Attn)
+    return writeText(printed(*module));
   if (emit == Emit::Library && outputPath == "-")
     return fail("-o OUT.so is required to write a library");
 
   mlir::OwningOpRef<mlir::ModuleOp> library;
-  if (cuda) {
-    Expected<std::string> toolkit = mlir::cohere2c::findCudaToolkit();
-    if (!toolkit)
-      return fail(toString(toolkit.takeError()));
-    Expected<mlir::cohere2c::CudaKernels> kernels =
-        mlir::cohere2c::lowerAttnToCuda(*module, *toolkit);
+  if (target == "cuda") {
+    Expected<mlir::cohere2c::CudaKernels> kernels = lowerToCuda(*module);
     if (!kernels)
-      return fail("lowering: " + toString(kernels.takeError()));
+      return fail(toString(kernels.takeError()));
     if (emit == Emit::PTX)
       return writeText(kernels->ptx);
     if (emit == Emit::Plan)
@@ -267,40 +352,11 @@ int main(int argc, char **argv) {
   } else {
     if (Error e = mlir::cohere2c::lowerAttnToHostLLVM(*module))
       return fail("lowering: " + toString(std::move(e)));
-    if (emit == Emit::LLVM) {
-      std::string text;
-      raw_string_ostream os(text);
-      module->print(os);
-      return writeText(text);
-    }
+    if (emit == Emit::LLVM)
+      return writeText(printed(*module));
     library = std::move(module);
   }
-  // OUT.so and OUT.weights are replaced together or not at all: the
-  // weights are packed (and checked) into a temporary file, the library is
-  // linked to a temporary path, and only then are both moved into place.
-  std::unique_ptr<FileOutputBuffer> weights;
-  if (checkpoint) {
-    auto packed = packWeightsFile(*checkpoint, manifest.weights,
-                                  manifest.weightsId, modelPath, weightsPath);
-    if (!packed)
-      return fail(weightsPath + ": " + toString(packed.takeError()));
-    weights = std::move(*packed);
-  }
-  mlir::cohere2c::addTextFiles(*library, textFiles);
-  std::string partialLibrary = outputPath + ".partial";
-  if (Error e = mlir::cohere2c::writeSharedLibrary(*library, manifest.toJson(),
-                                                   partialLibrary)) {
-    sys::fs::remove(partialLibrary);
+  if (Error e = writeArtifact(*library, manifest, *model, weightsPath))
     return fail(toString(std::move(e)));
-  }
-  if (weights)
-    if (Error e = weights->commit()) {
-      sys::fs::remove(partialLibrary);
-      return fail(weightsPath + ": " + toString(std::move(e)));
-    }
-  if (std::error_code ec = sys::fs::rename(partialLibrary, outputPath)) {
-    sys::fs::remove(partialLibrary);
-    return fail("-o " + outputPath + ": " + ec.message());
-  }
   return 0;
 }

@@ -10,6 +10,10 @@
 
 namespace mlir::cohere2c::attn_to_gpu {
 
+// attentionKernel's shared memory: each warp's running max and sum, then
+// its accumulator.
+constexpr int64_t kWarpAccOffset = 2 * kAttentionWarps;
+
 // Writes K (rotated on RoPE layers) and V of each token into its block of
 // the paged cache (layout: kvRowOffset). On RoPE layers it also writes the
 // token's q rotated, rounded to e, into q_rotated [tokens, heads x hd]: a
@@ -124,31 +128,72 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
       std::to_string(hd) + "_l" + std::to_string(groupLayers) +
       strideSuffix("q", qStride, heads * hd) + (generatedOnly ? "_generated" : ""));
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  // Shared memory: each warp's running max and sum, then its accumulator.
-  int64_t accOffset = 2 * kAttentionWarps;
   // q, positions, seqs, tables, pool, partial (f32), slot, block_size,
   // table_width, splits[, generated_rows]
   SmallVector<Type> args = {flat(e), flat(i32), flat(i32), flat(i32), flat(e),
                             flat(b.getF32Type()), i64, i64, i64, i64};
   if (generatedOnly)
     args.push_back(flat(i32));
-  if (!beginKernel(name, args, kAttentionWarps * kWarp, accOffset + kAttentionWarps * hd))
+  if (!beginKernel(name, args, kAttentionWarps * kWarp,
+                   kWarpAccOffset + kAttentionWarps * hd))
     return name;
+  PagedKeys keys;
+  keys.groupLayers = groupLayers;
+  keys.kvWidth = kvHeads * hd;
   Value q = kernel.getArgument(0), positions = kernel.getArgument(1),
-        seqs = kernel.getArgument(2), tables = kernel.getArgument(3),
-        pool = kernel.getArgument(4), out = kernel.getArgument(5);
-  Value slot = toIndex(kernel.getArgument(6)), bs = toIndex(kernel.getArgument(7)),
-        width = toIndex(kernel.getArgument(8)), splits = toIndex(kernel.getArgument(9));
+        seqs = kernel.getArgument(2), out = kernel.getArgument(5);
+  keys.tables = kernel.getArgument(3);
+  keys.pool = kernel.getArgument(4);
+  keys.slot = toIndex(kernel.getArgument(6));
+  keys.blockSize = toIndex(kernel.getArgument(7));
+  keys.tableWidth = toIndex(kernel.getArgument(8));
+  Value splits = toIndex(kernel.getArgument(9));
   // The block's row of the partial results, its split, its token and head.
   Value x = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value row = arith::DivUIOp::create(b, x, splits);
   Value split = arith::RemUIOp::create(b, x, splits);
   Value t = tokenOfRow(generatedOnly, row);
   Value h = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-  Value warp = arith::DivUIOp::create(b, threadId, index(kWarp));
-  Value lane = arith::RemUIOp::create(b, threadId, index(kWarp));
-  Value p = toIndex(load(positions, t)), s = toIndex(load(seqs, t));
+  Value warp = divu(threadId, kWarp);
+  Value lane = remu(threadId, kWarp);
+  Value p = toIndex(load(positions, t));
+  keys.seq = toIndex(load(seqs, t));
   Value kvh = arith::DivUIOp::create(b, h, index(heads / kvHeads));
+  std::tie(keys.lo, keys.hi) = attentionWarpKeys(window, p, splits, split, warp);
+
+  Value qBase = add(mul(t, index(qStride)), add(mul(h, index(hd)), mul(lane, index(perLane))));
+  Value scale = f32(1.0 / std::sqrt((double)hd));
+  SmallVector<Value> qv;
+  for (int64_t i = 0; i < perLane; ++i)
+    qv.push_back(load(q, add(qBase, index(i))));
+  for (Value &x : qv)
+    x = mulf(x, scale);
+  keys.headOffset = add(mul(kvh, index(hd)), mul(lane, index(perLane)));
+  SmallVector<Value> init = {f32(-std::numeric_limits<float>::infinity()), f32(0)};
+  for (int64_t i = 0; i < perLane; ++i)
+    init.push_back(f32(0));
+  // kKeysInFlight keys per iteration: their table entries, K and V rows are
+  // loaded independently, so a warp waits one memory latency per group of
+  // keys, not per key. Keys past hi are read at hi - 1 and weigh nothing.
+  auto loop = scf::ForOp::create(b, keys.lo, keys.hi, index(kKeysInFlight), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(loop.getBody());
+    scf::YieldOp::create(
+        b, attentionKeyGroup(keys, qv, loop.getInductionVar(), loop.getRegionIterArgs()));
+  }
+  // Publish this warp's partial result, then merge the block's warps.
+  attentionPublishWarp(loop.getResults(), warp, lane, hd);
+  Value partialBase =
+      mul(add(mul(add(mul(row, index(heads)), h), splits), split), index(hd + 2));
+  attentionMergeWarps(out, partialBase, hd);
+  endKernel();
+  return name;
+}
+
+std::pair<Value, Value> KernelGenerator::attentionWarpKeys(std::optional<int64_t> window,
+                                                           Value p, Value splits, Value split,
+                                                           Value warp) {
   Value first = index(0);
   if (window)
     first = arith::MaxSIOp::create(b, index(0), add(p, index(1 - *window)));
@@ -163,90 +208,78 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
                                            index(kAttentionWarps));
   Value lo = arith::MinUIOp::create(b, add(blockLo, mul(warp, share)), blockHi);
   Value hi = arith::MinUIOp::create(b, add(lo, share), blockHi);
+  return {lo, hi};
+}
 
-  Value qBase = add(mul(t, index(qStride)), add(mul(h, index(hd)), mul(lane, index(perLane))));
-  Value scale = f32(1.0 / std::sqrt((double)hd));
-  SmallVector<Value> qv;
-  for (int64_t i = 0; i < perLane; ++i)
-    qv.push_back(load(q, add(qBase, index(i))));
-  for (Value &x : qv)
-    x = mulf(x, scale);
-  int64_t kvWidth = kvHeads * hd;
-  Value headOffset = add(mul(kvh, index(hd)), mul(lane, index(perLane)));
-  SmallVector<Value> init = {f32(-std::numeric_limits<float>::infinity()), f32(0)};
-  for (int64_t i = 0; i < perLane; ++i)
-    init.push_back(f32(0));
-  // kKeysInFlight keys per iteration: their table entries, K and V rows are
-  // loaded independently, so a warp waits one memory latency per group of
-  // keys, not per key. Keys past hi are read at hi - 1 and weigh nothing.
-  auto loop = scf::ForOp::create(b, lo, hi, index(kKeysInFlight), init);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(loop.getBody());
-    Value j0 = loop.getInductionVar();
-    ValueRange carried = loop.getRegionIterArgs();
-    Value last = arith::SubIOp::create(b, hi, index(1));
-    SmallVector<Value> dots, valid;
-    SmallVector<SmallVector<Value>> values;
-    for (int64_t u = 0; u < kKeysInFlight; ++u) {
-      Value ju = add(j0, index(u));
-      valid.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, ju, hi));
-      Value j = arith::MinUIOp::create(b, ju, last);
-      Value block = tableBlock(tables, s, width, j, bs);
-      Value inBlock = arith::RemUIOp::create(b, j, bs);
-      Value kBase =
-          add(kvRowOffset(block, inBlock, slot, bs, groupLayers, kvWidth, 0), headOffset);
-      Value vBase =
-          add(kvRowOffset(block, inBlock, slot, bs, groupLayers, kvWidth, 1), headOffset);
-      Value dot = f32(0);
-      for (int64_t i = 0; i < perLane; ++i)
-        dot = addf(dot, mulf(qv[i], load(pool, add(kBase, index(i)))));
-      dots.push_back(dot);
-      values.emplace_back();
-      for (int64_t i = 0; i < perLane; ++i)
-        values.back().push_back(load(pool, add(vBase, index(i))));
-    }
-    for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
-      for (Value &dot : dots)
-        dot = addf(dot, gpu::ShuffleOp::create(b, dot, offset, kWarp, gpu::ShuffleMode::XOR)
-                            .getShuffleResult());
-    Value minusInf = f32(-std::numeric_limits<float>::infinity());
-    Value m = carried[0], l = carried[1], mNew = m;
-    for (int64_t u = 0; u < kKeysInFlight; ++u) {
-      dots[u] = arith::SelectOp::create(b, valid[u], dots[u], minusInf);
-      mNew = arith::MaximumFOp::create(b, mNew, dots[u]);
-    }
-    // mNew is finite: key j0 < hi is valid.
-    Value correction = math::ExpOp::create(b, subf(m, mNew));
-    SmallVector<Value> next = {mNew, mulf(l, correction)};
+SmallVector<Value> KernelGenerator::attentionKeyGroup(const PagedKeys &keys, ArrayRef<Value> qv,
+                                                      Value j0, ValueRange state) {
+  int64_t perLane = qv.size();
+  Value last = arith::SubIOp::create(b, keys.hi, index(1));
+  SmallVector<Value> dots, valid;
+  SmallVector<SmallVector<Value>> values;
+  for (int64_t u = 0; u < kKeysInFlight; ++u) {
+    Value ju = add(j0, index(u));
+    valid.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, ju, keys.hi));
+    Value j = arith::MinUIOp::create(b, ju, last);
+    Value block = tableBlock(keys.tables, keys.seq, keys.tableWidth, j, keys.blockSize);
+    Value inBlock = arith::RemUIOp::create(b, j, keys.blockSize);
+    Value kBase = add(kvRowOffset(block, inBlock, keys.slot, keys.blockSize, keys.groupLayers,
+                                  keys.kvWidth, 0),
+                      keys.headOffset);
+    Value vBase = add(kvRowOffset(block, inBlock, keys.slot, keys.blockSize, keys.groupLayers,
+                                  keys.kvWidth, 1),
+                      keys.headOffset);
+    Value dot = f32(0);
     for (int64_t i = 0; i < perLane; ++i)
-      next.push_back(mulf(carried[2 + i], correction));
-    for (int64_t u = 0; u < kKeysInFlight; ++u) {
-      Value weight = math::ExpOp::create(b, subf(dots[u], mNew));
-      next[1] = addf(next[1], weight);
-      for (int64_t i = 0; i < perLane; ++i)
-        next[2 + i] = addf(next[2 + i], mulf(weight, values[u][i]));
-    }
-    scf::YieldOp::create(b, next);
+      dot = addf(dot, mulf(qv[i], load(keys.pool, add(kBase, index(i)))));
+    dots.push_back(dot);
+    values.emplace_back();
+    for (int64_t i = 0; i < perLane; ++i)
+      values.back().push_back(load(keys.pool, add(vBase, index(i))));
   }
-  // Publish this warp's partial result.
+  for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
+    for (Value &dot : dots)
+      dot = addf(dot, xorShuffle(dot, offset));
+  Value minusInf = f32(-std::numeric_limits<float>::infinity());
+  Value m = state[0], l = state[1], mNew = m;
+  for (int64_t u = 0; u < kKeysInFlight; ++u) {
+    dots[u] = arith::SelectOp::create(b, valid[u], dots[u], minusInf);
+    mNew = arith::MaximumFOp::create(b, mNew, dots[u]);
+  }
+  // mNew is finite: key j0 < hi is valid.
+  Value correction = math::ExpOp::create(b, subf(m, mNew));
+  SmallVector<Value> next = {mNew, mulf(l, correction)};
+  for (int64_t i = 0; i < perLane; ++i)
+    next.push_back(mulf(state[2 + i], correction));
+  for (int64_t u = 0; u < kKeysInFlight; ++u) {
+    Value weight = math::ExpOp::create(b, subf(dots[u], mNew));
+    next[1] = addf(next[1], weight);
+    for (int64_t i = 0; i < perLane; ++i)
+      next[2 + i] = addf(next[2 + i], mulf(weight, values[u][i]));
+  }
+  return next;
+}
+
+void KernelGenerator::attentionPublishWarp(ValueRange state, Value warp, Value lane,
+                                           int64_t hd) {
+  int64_t perLane = state.size() - 2;
   Value laneZero = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, index(0));
   ifThen(laneZero, [&] {
-    memref::StoreOp::create(b, loop.getResult(0), scratch, ValueRange{warp});
-    memref::StoreOp::create(b, loop.getResult(1), scratch,
-                            ValueRange{add(warp, index(kAttentionWarps))});
+    memref::StoreOp::create(b, state[0], scratch, ValueRange{warp});
+    memref::StoreOp::create(b, state[1], scratch, ValueRange{add(warp, index(kAttentionWarps))});
   });
-  Value accBase = add(index(accOffset), add(mul(warp, index(hd)), mul(lane, index(perLane))));
+  Value accBase =
+      add(index(kWarpAccOffset), add(mul(warp, index(hd)), mul(lane, index(perLane))));
   for (int64_t i = 0; i < perLane; ++i)
-    memref::StoreOp::create(b, loop.getResult(2 + i), scratch,
-                            ValueRange{add(accBase, index(i))});
+    memref::StoreOp::create(b, state[2 + i], scratch, ValueRange{add(accBase, index(i))});
   gpu::BarrierOp::create(b);
+}
+
+void KernelGenerator::attentionMergeWarps(Value out, Value partialBase, int64_t hd) {
   // Merge: thread d < head_dim combines feature d over the warps. A warp
   // with no keys has max -inf and sum 0 and contributes nothing; so does the
   // whole block when its range is empty (m = -inf, measured from 0).
   Value minusInf = f32(-std::numeric_limits<float>::infinity());
-  Value partialBase =
-      mul(add(mul(add(mul(row, index(heads)), h), splits), split), index(hd + 2));
   forThreads(hd, [&](Value d) {
     Value m = minusInf;
     for (int64_t w = 0; w < kAttentionWarps; ++w)
@@ -260,7 +293,7 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
       Value c = math::ExpOp::create(b, subf(mw, from));
       l = addf(l, mulf(lw, c));
       Value aw = memref::LoadOp::create(
-          b, scratch, ValueRange{add(index(accOffset + w * hd), d)});
+          b, scratch, ValueRange{add(index(kWarpAccOffset + w * hd), d)});
       acc = addf(acc, mulf(aw, c));
     }
     memref::StoreOp::create(b, acc, out, ValueRange{add(partialBase, add(d, index(2)))});
@@ -269,8 +302,6 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
       memref::StoreOp::create(b, l, out, ValueRange{add(partialBase, index(1))});
     });
   });
-  endKernel();
-  return name;
 }
 
 // Combines a token's partial results per head (written by attentionKernel,
@@ -370,187 +401,153 @@ std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t
 // come from the low and high halves of its word i.
 std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_t groupLayers,
                                                     int64_t qStride) {
-  std::optional<int64_t> window = op.getSlidingWindow();
-  int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(), hd = op.getHeadDim();
-  int64_t group = heads / kvHeads, kvWidth = kvHeads * hd;
+  PrefillBlock k;
+  k.window = op.getSlidingWindow();
+  k.heads = op.getNumHeads();
+  k.hd = op.getHeadDim();
+  int64_t kvHeads = op.getNumKvHeads(), group = k.heads / kvHeads;
+  k.kvWidth = kvHeads * k.hd;
+  k.groupLayers = groupLayers;
+  k.qStride = qStride;
   std::string name = sanitize(
       "attention_prefill_" +
-      (window ? "sliding" + std::to_string(*window) : std::string("full")) + "_h" +
-      std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" + std::to_string(hd) +
-      "_l" + std::to_string(groupLayers) + strideSuffix("q", qStride, heads * hd));
+      (k.window ? "sliding" + std::to_string(*k.window) : std::string("full")) + "_h" +
+      std::to_string(k.heads) + "_kv" + std::to_string(kvHeads) + "_d" + std::to_string(k.hd) +
+      "_l" + std::to_string(groupLayers) + strideSuffix("q", qStride, k.heads * k.hd));
   Type bf16 = b.getBF16Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
-  Type f32t = b.getF32Type();
   // q, positions, seqs, tables, pool (as 16-byte vectors of bf16 pairs),
   // out, slot, block_size, table_width, tokens, splits, partial (f32),
   // generated
   Type quad = VectorType::get({4}, i32);
-  int64_t threads = group * kWarp;
+  k.threads = group * kWarp;
   if (!beginKernel(name, {flat(bf16), flat(i32), flat(i32), flat(i32), flat(quad), flat(bf16),
-                          i64, i64, i64, i64, i64, flat(f32t), flat(i32)},
-                   threads, 0))
+                          i64, i64, i64, i64, i64, flat(b.getF32Type()), flat(i32)},
+                   k.threads, 0))
     return name;
-  Value q = kernel.getArgument(0), positions = kernel.getArgument(1),
-        seqs = kernel.getArgument(2), tables = kernel.getArgument(3),
-        pool = kernel.getArgument(4), out = kernel.getArgument(5),
-        partial = kernel.getArgument(11), generated = kernel.getArgument(12);
-  Value slot = toIndex(kernel.getArgument(6)), bs = toIndex(kernel.getArgument(7)),
-        width = toIndex(kernel.getArgument(8)), tokens = toIndex(kernel.getArgument(9)),
-        splits = toIndex(kernel.getArgument(10));
+  k.q = kernel.getArgument(0);
+  k.positions = kernel.getArgument(1);
+  k.seqs = kernel.getArgument(2);
+  k.tables = kernel.getArgument(3);
+  k.pool = kernel.getArgument(4);
+  k.out = kernel.getArgument(5);
+  k.partial = kernel.getArgument(11);
+  k.generated = kernel.getArgument(12);
+  k.slot = toIndex(kernel.getArgument(6));
+  k.bs = toIndex(kernel.getArgument(7));
+  k.width = toIndex(kernel.getArgument(8));
+  Value tokens = toIndex(kernel.getArgument(9));
+  k.splits = toIndex(kernel.getArgument(10));
   // Shared memory: the key tile's K rows, then its V rows, in 16-byte
   // units, each row padded by one unit (fewer bank conflicts).
-  int64_t keyQuads = hd / 8, rowQuads = keyQuads + 1;
-  Value tile = kernel.addWorkgroupAttribution(
-      MemRefType::get({2 * kPrefillKeyTile * rowQuads}, quad, MemRefLayoutAttrInterface{},
+  k.keyQuads = k.hd / 8;
+  k.rowQuads = k.keyQuads + 1;
+  k.tile = kernel.addWorkgroupAttribution(
+      MemRefType::get({2 * kPrefillKeyTile * k.rowQuads}, quad, MemRefLayoutAttrInterface{},
                       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup)),
       b.getLoc());
-  auto divu = [&](Value x, int64_t d) { return arith::DivUIOp::create(b, x, index(d)); };
-  auto remu = [&](Value x, int64_t d) { return arith::RemUIOp::create(b, x, index(d)); };
-  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
-    return arith::CmpIOp::create(b, p, x, y);
-  };
-  auto andi = [&](Value x, Value y) { return arith::AndIOp::create(b, x, y); };
-  auto maxf = [&](Value x, Value y) { return arith::MaximumFOp::create(b, x, y); };
-  auto xorShuffle = [&](Value v, int32_t offset) {
-    return gpu::ShuffleOp::create(b, v, offset, kWarp, gpu::ShuffleMode::XOR).getShuffleResult();
-  };
-  // Two f32 rounded to bf16 in one register, lo in the low half.
-  auto packF32 = [&](Value lo, Value hi) {
-    Value pair = NVVM::ConvertF32x2ToBF16x2Op::create(
-        b, VectorType::get({2}, bf16), hi, lo, Value(),
-        NVVM::FPRoundingModeAttr::get(b.getContext(), NVVM::FPRoundingMode::RN));
-    return LLVM::BitcastOp::create(b, i32, pair).getResult();
-  };
-  // `count` words (bf16 pairs) from word `first` of the staged K (kv = 0)
-  // or V (kv = 1) row of the tile's key `key`: 16-byte loads where count is
-  // a multiple of 4 (first then is too), else the words of one 16-byte unit
-  // (count 2 at an even first: V with head_dim 32, the one head size below
-  // 64 that convert-attn-to-gpu admits).
-  auto tileWords = [&](int64_t kv, Value key, Value first, int64_t count) {
-    SmallVector<Value> words;
-    Value row = mul(add(index(kv * kPrefillKeyTile), key), index(rowQuads));
-    for (int64_t v = 0; v < std::max<int64_t>(count / 4, 1); ++v) {
-      Value quadValue =
-          memref::LoadOp::create(b, tile, ValueRange{add(row, add(divu(first, 4), index(v)))});
-      for (int64_t i = 0; i < std::min<int64_t>(count, 4); ++i) {
-        Value at = count % 4 == 0 ? index(i) : add(remu(first, 4), index(i));
-        words.push_back(LLVM::ExtractElementOp::create(
-            b, quadValue,
-            arith::IndexCastOp::create(b, i32, at).getResult()));
-      }
-    }
-    return words;
-  };
-  // (lo's half, hi's half) of two words in one: the low halves, or the high ones.
-  Value lowMask = arith::ConstantIntOp::create(b, 0xFFFF, 32);
-  Value highMask = arith::ConstantIntOp::create(b, 0xFFFF0000LL, 32);
-  Value sixteen = arith::ConstantIntOp::create(b, 16, 32);
-  auto lowHalves = [&](Value lo, Value hi) {
-    return arith::OrIOp::create(b, arith::AndIOp::create(b, lo, lowMask),
-                                arith::ShLIOp::create(b, hi, sixteen)).getResult();
-  };
-  auto highHalves = [&](Value lo, Value hi) {
-    return arith::OrIOp::create(b, arith::ShRUIOp::create(b, lo, sixteen),
-                                arith::AndIOp::create(b, hi, highMask)).getResult();
-  };
-  Type accType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32t, f32t, f32t, f32t});
-  // d = a b + c for one m16n8k16 tile; c and the result as 4 f32.
-  auto mma = [&](ArrayRef<Value> a, ArrayRef<Value> bReg, ArrayRef<Value> c) {
-    Value d = NVVM::MmaOp::create(b, accType, a, bReg, c, {16, 8, 16}, std::nullopt, std::nullopt,
-                                  std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
-                                                                NVVM::MMATypes::bf16},
-                                  std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                                                 NVVM::MMALayout::col});
-    SmallVector<Value> r;
-    for (int64_t i = 0; i < 4; ++i)
-      r.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{i}));
-    return r;
-  };
+  prefillLaneRows(k, group, tokens);
+  prefillStoreResult(k, prefillRuns(k, prefillQueryFragments(k)));
+  endKernel();
+  return name;
+}
 
+void KernelGenerator::prefillLaneRows(PrefillBlock &k, int64_t group, Value tokens) {
   Value blockX = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  Value tileBase = mul(arith::DivUIOp::create(b, blockX, splits), index(kPrefillTileTokens));
-  Value split = arith::RemUIOp::create(b, blockX, splits);
-  Value kvh = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-  Value h = add(mul(kvh, index(group)), divu(threadId, kWarp));
-  Value lane = remu(threadId, kWarp), g = divu(lane, 4), c = remu(lane, 4);
-  Value rowsInTile = arith::MinUIOp::create(b, arith::SubIOp::create(b, tokens, tileBase),
-                                            index(kPrefillTileTokens));
+  k.tileBase = mul(arith::DivUIOp::create(b, blockX, k.splits), index(kPrefillTileTokens));
+  k.split = arith::RemUIOp::create(b, blockX, k.splits);
+  k.kvh = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  k.h = add(mul(k.kvh, index(group)), divu(threadId, kWarp));
+  Value lane = remu(threadId, kWarp);
+  k.g = divu(lane, 4);
+  k.c = remu(lane, 4);
+  k.rowsInTile = arith::MinUIOp::create(b, arith::SubIOp::create(b, tokens, k.tileBase),
+                                        index(kPrefillTileTokens));
   // This lane's rows of the tile: g and g + 8. A row past the step's
   // tokens reads row 0 of the tile; it and a generated token's row are
   // computed as no key's and not stored.
-  Value row[2], valid[2], token[2], pos[2];
   for (int r = 0; r < 2; ++r) {
-    row[r] = add(g, index(8 * r));
-    valid[r] = cmp(arith::CmpIPredicate::ult, row[r], rowsInTile);
-    token[r] = add(tileBase, arith::SelectOp::create(b, valid[r], row[r], index(0)));
-    pos[r] = toIndex(load(positions, token[r]));
-    Value flag = memref::LoadOp::create(b, generated, ValueRange{token[r]});
-    valid[r] = andi(valid[r], cmp(arith::CmpIPredicate::eq, flag,
-                                  arith::ConstantIntOp::create(b, 0, 32)));
+    k.row[r] = add(k.g, index(8 * r));
+    k.valid[r] = cmp(arith::CmpIPredicate::ult, k.row[r], k.rowsInTile);
+    k.token[r] = add(k.tileBase, arith::SelectOp::create(b, k.valid[r], k.row[r], index(0)));
+    k.pos[r] = toIndex(load(k.positions, k.token[r]));
+    Value flag = memref::LoadOp::create(b, k.generated, ValueRange{k.token[r]});
+    k.valid[r] = andi(k.valid[r], cmp(arith::CmpIPredicate::eq, flag,
+                                      arith::ConstantIntOp::create(b, 0, 32)));
   }
-  // Q as A fragments, one per 16 features.
+}
+
+SmallVector<SmallVector<Value>> KernelGenerator::prefillQueryFragments(const PrefillBlock &k) {
   SmallVector<SmallVector<Value>> qFrag;
-  for (int64_t ks = 0; ks < hd / 16; ++ks) {
+  for (int64_t ks = 0; ks < k.hd / 16; ++ks) {
     qFrag.emplace_back();
     for (int64_t reg = 0; reg < 4; ++reg) {
       int r = reg % 2;
-      Value f = add(mul(c, index(hd / 4)), index(ks * 4 + (reg / 2) * 2));
-      Value at = add(mul(token[r], index(qStride)), add(mul(h, index(hd)), f));
-      qFrag.back().push_back(packF32(load(q, at), load(q, add(at, index(1)))));
+      Value f = add(mul(k.c, index(k.hd / 4)), index(ks * 4 + (reg / 2) * 2));
+      Value at = add(mul(k.token[r], index(k.qStride)), add(mul(k.h, index(k.hd)), f));
+      qFrag.back().push_back(packF32(load(k.q, at), load(k.q, add(at, index(1)))));
     }
   }
+  return qFrag;
+}
 
+ValueRange KernelGenerator::prefillRuns(const PrefillBlock &k,
+                                        ArrayRef<SmallVector<Value>> qFrag) {
   // Running state per row r of this lane: max m[r], partial sum l[r] (over
   // this lane's columns), and O as C fragments, one per 8 features.
   Value minusInf = f32(-std::numeric_limits<float>::infinity());
-  int64_t outTiles = hd / 8;
-  SmallVector<Value> init = {minusInf, minusInf, f32(0), f32(0)};
-  for (int64_t i = 0; i < outTiles * 4; ++i)
+  SmallVector<Value> init = {index(0), minusInf, minusInf, f32(0), f32(0)};
+  for (int64_t i = 0; i < k.hd / 8 * 4; ++i)
     init.push_back(f32(0));
-  SmallVector<Type> stateTypes(init.size(), f32t);
-  SmallVector<Value> whileInit = {index(0)};
-  whileInit.append(init);
-  SmallVector<Type> whileTypes = {b.getIndexType()};
-  whileTypes.append(stateTypes);
-  auto runs = scf::WhileOp::create(b, whileTypes, whileInit, nullptr, nullptr);
+  // A run at a time: the loop carries the next run's first row and the state.
+  auto runs = scf::WhileOp::create(b, ValueRange(init).getTypes(), init, nullptr, nullptr);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(runs.getBeforeBody());
-    Value more = cmp(arith::CmpIPredicate::ult, runs.getBeforeArguments()[0], rowsInTile);
+    Value more = cmp(arith::CmpIPredicate::ult, runs.getBeforeArguments()[0], k.rowsInTile);
     scf::ConditionOp::create(b, more, runs.getBeforeArguments());
   }
-  {
-  OpBuilder::InsertionGuard runGuard(b);
+  OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(runs.getAfterBody());
-  Value runStart = runs.getAfterArguments()[0];
-  // The run: rows [runStart, runEnd) of one sequence, positions in [minP, maxP].
-  Value seq32 = memref::LoadOp::create(b, seqs, ValueRange{add(tileBase, runStart)});
-  Value p0 = toIndex(load(positions, add(tileBase, runStart)));
+  PrefillRun run = prefillRun(k, runs.getAfterArguments()[0]);
+  SmallVector<Value> yielded = {run.end};
+  llvm::append_range(yielded,
+                     prefillKeyTiles(k, run, qFrag, runs.getAfterArguments().drop_front()));
+  scf::YieldOp::create(b, yielded);
+  return runs.getResults().drop_front();
+}
+
+KernelGenerator::PrefillRun KernelGenerator::prefillRun(const PrefillBlock &k, Value start) {
+  // The run: rows [start, end) of one sequence, positions in [minP, maxP].
+  Value seq32 = memref::LoadOp::create(b, k.seqs, ValueRange{add(k.tileBase, start)});
+  Value p0 = toIndex(load(k.positions, add(k.tileBase, start)));
   Value trueValue = arith::ConstantIntOp::create(b, 1, 1);
-  auto scan = scf::ForOp::create(b, add(runStart, index(1)), rowsInTile, index(1),
-                                 ValueRange{add(runStart, index(1)), trueValue, p0, p0});
+  auto scan = scf::ForOp::create(b, add(start, index(1)), k.rowsInTile, index(1),
+                                 ValueRange{add(start, index(1)), trueValue, p0, p0});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(scan.getBody());
     Value i = scan.getInductionVar();
     ValueRange st = scan.getRegionIterArgs();
-    Value si = memref::LoadOp::create(b, seqs, ValueRange{add(tileBase, i)});
-    Value pi = toIndex(load(positions, add(tileBase, i)));
+    Value si = memref::LoadOp::create(b, k.seqs, ValueRange{add(k.tileBase, i)});
+    Value pi = toIndex(load(k.positions, add(k.tileBase, i)));
     Value same = andi(st[1], cmp(arith::CmpIPredicate::eq, si, seq32));
     scf::YieldOp::create(
         b, ValueRange{arith::SelectOp::create(b, same, add(i, index(1)), st[0]), same,
                       arith::SelectOp::create(b, same, arith::MinUIOp::create(b, st[2], pi), st[2]),
                       arith::SelectOp::create(b, same, arith::MaxUIOp::create(b, st[3], pi), st[3])});
   }
-  Value runEnd = scan.getResult(0), minP = scan.getResult(2), maxP = scan.getResult(3);
-  Value seq = toIndex(seq32);
-  Value inRun[2];
+  PrefillRun run;
+  run.end = scan.getResult(0);
+  Value minP = scan.getResult(2), maxP = scan.getResult(3);
+  run.seq = toIndex(seq32);
   for (int r = 0; r < 2; ++r)
-    inRun[r] = andi(valid[r], andi(cmp(arith::CmpIPredicate::uge, row[r], runStart),
-                                   cmp(arith::CmpIPredicate::ult, row[r], runEnd)));
-  Value lo = index(0);
-  if (window)
-    lo = arith::MaxSIOp::create(b, index(0), add(minP, index(1 - *window)));
-  Value hi = add(maxP, index(1)), last = maxP;
+    run.inRun[r] = andi(k.valid[r], andi(cmp(arith::CmpIPredicate::uge, k.row[r], start),
+                                         cmp(arith::CmpIPredicate::ult, k.row[r], run.end)));
+  run.lo = index(0);
+  if (k.window)
+    run.lo = arith::MaxSIOp::create(b, index(0), add(minP, index(1 - *k.window)));
+  Value hi = add(maxP, index(1));
+  run.last = maxP;
   // Key tiles start at multiples of kPrefillKeyTile, so that a row meets
   // the same tiles in the same order whatever else its run holds: keys a
   // row does not see change nothing of its state (exactly). With one split,
@@ -559,185 +556,258 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
   // depend on how the prompt was chunked or batched; a longer run's split
   // points depend on the step's splits, and its result on them (bf16
   // weights P rounded against each split's own max).
-  Value firstTile = mul(divu(lo, kPrefillKeyTile), index(kPrefillKeyTile));
+  Value firstTile = mul(divu(run.lo, kPrefillKeyTile), index(kPrefillKeyTile));
   // This block's key tiles: a contiguous share of the run's, at least
   // kMinPrefillSplitKeyTiles of them (later splits are left empty).
   Value runTiles =
       arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, hi, firstTile), index(kPrefillKeyTile));
-  Value share = mul(arith::MaxUIOp::create(b, arith::CeilDivUIOp::create(b, runTiles, splits),
+  Value share = mul(arith::MaxUIOp::create(b, arith::CeilDivUIOp::create(b, runTiles, k.splits),
                                            index(kMinPrefillSplitKeyTiles)),
                     index(kPrefillKeyTile));
-  Value splitLo = arith::MinUIOp::create(b, add(firstTile, mul(split, share)), hi);
-  Value splitHi = arith::MinUIOp::create(b, add(splitLo, share), hi);
-  // Element offset of key j's K (kv = 0) or V (kv = 1) row for this KV head
-  // (keys outside [lo, hi), never seen, read an in-range key).
-  auto keyBase = [&](Value j, int64_t kv) {
-    Value jc = arith::MinUIOp::create(b, arith::MaxUIOp::create(b, j, lo), last);
-    Value block = tableBlock(tables, seq, width, jc, bs);
-    return add(kvRowOffset(block, arith::RemUIOp::create(b, jc, bs), slot, bs, groupLayers,
-                           kvWidth, kv),
-               mul(kvh, index(hd)));
-  };
-  // The block stages a key tile's K and V rows in shared memory: unit u of
-  // the tile (key u / keyQuads, unit u % keyQuads of its row) is thread
-  // u mod threads's, so consecutive threads read consecutive 16 bytes. The
-  // next tile's units are loaded into registers while this one is used.
-  int64_t tileUnits = kPrefillKeyTile * keyQuads;
-  int64_t rounds = (tileUnits + threads - 1) / threads;
-  auto stageLoad = [&](Value kt) {
-    SmallVector<Value> units;
-    for (int64_t i = 0; i < rounds; ++i) {
-      // A unit past the tile (a partial last round) rereads unit 0.
-      Value u = add(threadId, index(i * threads));
-      if ((i + 1) * threads > tileUnits)
-        u = arith::SelectOp::create(b, cmp(arith::CmpIPredicate::ult, u, index(tileUnits)), u,
-                                    index(0));
-      Value key = add(kt, divu(u, keyQuads)), unit = remu(u, keyQuads);
-      for (int64_t kv = 0; kv < 2; ++kv)
-        units.push_back(memref::LoadOp::create(
-            b, pool, ValueRange{add(divu(keyBase(key, kv), 8), unit)}));
-    }
-    return units;
-  };
-  auto stageStore = [&](ValueRange units) {
-    for (int64_t i = 0; i < rounds; ++i) {
-      Value u = add(threadId, index(i * threads));
-      auto storeUnits = [&] {
-        Value row = add(mul(divu(u, keyQuads), index(rowQuads)), remu(u, keyQuads));
-        for (int64_t kv = 0; kv < 2; ++kv)
-          memref::StoreOp::create(b, units[2 * i + kv], tile,
-                                  ValueRange{add(row, index(kv * kPrefillKeyTile * rowQuads))});
-      };
-      if ((i + 1) * threads > tileUnits)
-        ifThen(cmp(arith::CmpIPredicate::ult, u, index(tileUnits)), storeUnits);
-      else
-        storeUnits();
-    }
-  };
-  Value scale = f32(1.0 / std::sqrt((double)hd));
-  SmallVector<Value> keyInit(ValueRange(runs.getAfterArguments()).drop_front());
-  int64_t stateSize = keyInit.size();
-  keyInit.append(stageLoad(splitLo));
-  auto keys = scf::ForOp::create(b, splitLo, splitHi, index(kPrefillKeyTile), keyInit);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(keys.getBody());
-    Value kt = keys.getInductionVar();
-    ValueRange st = keys.getRegionIterArgs().take_front(stateSize);
-    gpu::BarrierOp::create(b); // every warp is done with the previous tile
-    stageStore(keys.getRegionIterArgs().drop_front(stateSize));
-    gpu::BarrierOp::create(b);
-    SmallVector<Value> staged = stageLoad(add(kt, index(kPrefillKeyTile)));
-    // S = Q K^T for keys kt + 8 nb + [0, 8): this lane's B column is key
-    // kt + 8 nb + g; its C columns are keys kt + 8 nb + 2c + {0, 1}.
-    int64_t keyTiles = kPrefillKeyTile / 8;
-    SmallVector<SmallVector<Value>> sTile;
-    for (int64_t nb = 0; nb < keyTiles; ++nb) {
-      SmallVector<Value> words =
-          tileWords(0, add(index(nb * 8), g), mul(c, index(hd / 8)), hd / 8);
-      SmallVector<Value> acc(4, f32(0));
-      for (int64_t ks = 0; ks < hd / 16; ++ks)
-        acc = mma(qFrag[ks], {words[2 * ks], words[2 * ks + 1]}, acc);
-      // Scale and mask: key j is seen by row r when r is in the run,
-      // j <= p and, on sliding layers, p - W < j.
-      for (int64_t i = 0; i < 4; ++i) {
-        int r = i / 2;
-        Value j = add(kt, add(index(nb * 8 + i % 2), mul(c, index(2))));
-        Value seen = andi(inRun[r], cmp(arith::CmpIPredicate::ule, j, pos[r]));
-        if (window)
-          seen = andi(seen, cmp(arith::CmpIPredicate::ugt, add(j, index(*window)), pos[r]));
-        acc[i] = arith::SelectOp::create(b, seen, mulf(acc[i], scale), minusInf);
-      }
-      sTile.push_back(acc);
-    }
-    // Online softmax per row (a row's columns are spread over 4 lanes).
-    SmallVector<Value> next(st.begin(), st.end());
-    Value from[2], alpha[2];
-    for (int r = 0; r < 2; ++r) {
-      Value m = st[r];
-      for (auto &acc : sTile)
-        m = maxf(m, maxf(acc[2 * r], acc[2 * r + 1]));
-      m = maxf(m, xorShuffle(m, 1));
-      m = maxf(m, xorShuffle(m, 2));
-      // A row that has seen no key yet keeps m = -inf and weighs from 0.
-      Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, minusInf);
-      from[r] = arith::SelectOp::create(b, none, f32(0), m);
-      alpha[r] = math::ExpOp::create(b, subf(st[r], from[r]));
-      next[r] = m;
-      next[2 + r] = mulf(st[2 + r], alpha[r]);
-    }
-    for (auto &acc : sTile)
-      for (int64_t i = 0; i < 4; ++i) {
-        acc[i] = math::ExpOp::create(b, subf(acc[i], from[i / 2]));
-        next[2 + i / 2] = addf(next[2 + i / 2], acc[i]);
-      }
-    for (int64_t i = 0; i < outTiles * 4; ++i)
-      next[4 + i] = mulf(st[4 + i], alpha[(i % 4) / 2]);
-    // O += P V, 16 keys at a time: P's A fragment is two adjacent S tiles;
-    // this lane's B rows are keys 2c + {0, 1} and 2c + 8 + {0, 1}.
-    for (int64_t kk = 0; kk < keyTiles / 2; ++kk) {
-      SmallVector<Value> a = {packF32(sTile[2 * kk][0], sTile[2 * kk][1]),
-                              packF32(sTile[2 * kk][2], sTile[2 * kk][3]),
-                              packF32(sTile[2 * kk + 1][0], sTile[2 * kk + 1][1]),
-                              packF32(sTile[2 * kk + 1][2], sTile[2 * kk + 1][3])};
-      Value j0 = add(index(kk * 16), mul(c, index(2)));
-      SmallVector<Value> v[4];
-      int64_t step[4] = {0, 1, 8, 9};
-      for (int i = 0; i < 4; ++i)
-        v[i] = tileWords(1, add(j0, index(step[i])), mul(g, index(hd / 16)), hd / 16);
-      for (int64_t fb = 0; fb < outTiles; ++fb) {
-        int64_t w = fb / 2;
-        auto halves = [&](Value lo, Value hi) {
-          return fb % 2 == 0 ? lowHalves(lo, hi) : highHalves(lo, hi);
-        };
-        SmallVector<Value> bReg = {halves(v[0][w], v[1][w]), halves(v[2][w], v[3][w])};
-        SmallVector<Value> o(next.begin() + 4 + fb * 4, next.begin() + 8 + fb * 4);
-        o = mma(a, bReg, o);
-        std::copy(o.begin(), o.end(), next.begin() + 4 + fb * 4);
-      }
-    }
-    next.append(staged);
-    scf::YieldOp::create(b, next);
-  }
-  SmallVector<Value> yielded = {runEnd};
-  yielded.append(keys.getResults().begin(), keys.getResults().begin() + stateSize);
-  scf::YieldOp::create(b, yielded);
-  }
+  run.splitLo = arith::MinUIOp::create(b, add(firstTile, mul(k.split, share)), hi);
+  run.splitHi = arith::MinUIOp::create(b, add(run.splitLo, share), hi);
+  return run;
+}
 
+ValueRange KernelGenerator::prefillKeyTiles(const PrefillBlock &k, const PrefillRun &run,
+                                            ArrayRef<SmallVector<Value>> qFrag, ValueRange state) {
+  SmallVector<Value> init(state.begin(), state.end());
+  int64_t stateSize = init.size();
+  init.append(prefillStageLoad(k, run, run.splitLo));
+  auto keys = scf::ForOp::create(b, run.splitLo, run.splitHi, index(kPrefillKeyTile), init);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(keys.getBody());
+  Value kt = keys.getInductionVar();
+  gpu::BarrierOp::create(b); // every warp is done with the previous tile
+  prefillStageStore(k, keys.getRegionIterArgs().drop_front(stateSize));
+  gpu::BarrierOp::create(b);
+  SmallVector<Value> staged = prefillStageLoad(k, run, add(kt, index(kPrefillKeyTile)));
+  SmallVector<SmallVector<Value>> weights = prefillScores(k, run, qFrag, kt);
+  SmallVector<Value> next =
+      prefillSoftmaxUpdate(keys.getRegionIterArgs().take_front(stateSize), weights);
+  prefillAccumulatePV(k, weights, MutableArrayRef<Value>(next).drop_front(4));
+  next.append(staged);
+  scf::YieldOp::create(b, next);
+  return keys.getResults().take_front(stateSize);
+}
+
+Value KernelGenerator::prefillKeyOffset(const PrefillBlock &k, const PrefillRun &run, Value j,
+                                        int64_t kv) {
+  Value jc = arith::MinUIOp::create(b, arith::MaxUIOp::create(b, j, run.lo), run.last);
+  Value block = tableBlock(k.tables, run.seq, k.width, jc, k.bs);
+  return add(kvRowOffset(block, arith::RemUIOp::create(b, jc, k.bs), k.slot, k.bs,
+                         k.groupLayers, k.kvWidth, kv),
+             mul(k.kvh, index(k.hd)));
+}
+
+// The block stages a key tile's K and V rows in shared memory: unit u of
+// the tile (key u / keyQuads, unit u % keyQuads of its row) is thread
+// u mod threads's, so consecutive threads read consecutive 16 bytes. The
+// next tile's units are loaded into registers while this one is used.
+SmallVector<Value> KernelGenerator::prefillStageLoad(const PrefillBlock &k, const PrefillRun &run,
+                                                     Value kt) {
+  SmallVector<Value> units;
+  for (int64_t i = 0; i < k.stageRounds(); ++i) {
+    // A unit past the tile (a partial last round) rereads unit 0.
+    Value u = add(threadId, index(i * k.threads));
+    if ((i + 1) * k.threads > k.tileUnits())
+      u = arith::SelectOp::create(b, cmp(arith::CmpIPredicate::ult, u, index(k.tileUnits())), u,
+                                  index(0));
+    Value key = add(kt, divu(u, k.keyQuads)), unit = remu(u, k.keyQuads);
+    for (int64_t kv = 0; kv < 2; ++kv)
+      units.push_back(memref::LoadOp::create(
+          b, k.pool, ValueRange{add(divu(prefillKeyOffset(k, run, key, kv), 8), unit)}));
+  }
+  return units;
+}
+
+void KernelGenerator::prefillStageStore(const PrefillBlock &k, ValueRange units) {
+  for (int64_t i = 0; i < k.stageRounds(); ++i) {
+    Value u = add(threadId, index(i * k.threads));
+    auto storeUnits = [&] {
+      Value row = add(mul(divu(u, k.keyQuads), index(k.rowQuads)), remu(u, k.keyQuads));
+      for (int64_t kv = 0; kv < 2; ++kv)
+        memref::StoreOp::create(b, units[2 * i + kv], k.tile,
+                                ValueRange{add(row, index(kv * kPrefillKeyTile * k.rowQuads))});
+    };
+    if ((i + 1) * k.threads > k.tileUnits())
+      ifThen(cmp(arith::CmpIPredicate::ult, u, index(k.tileUnits())), storeUnits);
+    else
+      storeUnits();
+  }
+}
+
+SmallVector<SmallVector<Value>>
+KernelGenerator::prefillScores(const PrefillBlock &k, const PrefillRun &run,
+                               ArrayRef<SmallVector<Value>> qFrag, Value kt) {
+  Value scale = f32(1.0 / std::sqrt((double)k.hd));
+  Value minusInf = f32(-std::numeric_limits<float>::infinity());
+  // S = Q K^T for keys kt + 8 nb + [0, 8): this lane's B column is key
+  // kt + 8 nb + g; its C columns are keys kt + 8 nb + 2c + {0, 1}.
+  SmallVector<SmallVector<Value>> sTile;
+  for (int64_t nb = 0; nb < kPrefillKeyTile / 8; ++nb) {
+    SmallVector<Value> words =
+        tileWords(k, 0, add(index(nb * 8), k.g), mul(k.c, index(k.hd / 8)), k.hd / 8);
+    SmallVector<Value> acc(4, f32(0));
+    for (int64_t ks = 0; ks < k.hd / 16; ++ks)
+      acc = mma(qFrag[ks], {words[2 * ks], words[2 * ks + 1]}, acc);
+    // Scale and mask: key j is seen by row r when r is in the run,
+    // j <= p and, on sliding layers, p - W < j.
+    for (int64_t i = 0; i < 4; ++i) {
+      int r = i / 2;
+      Value j = add(kt, add(index(nb * 8 + i % 2), mul(k.c, index(2))));
+      Value seen = andi(run.inRun[r], cmp(arith::CmpIPredicate::ule, j, k.pos[r]));
+      if (k.window)
+        seen = andi(seen, cmp(arith::CmpIPredicate::ugt, add(j, index(*k.window)), k.pos[r]));
+      acc[i] = arith::SelectOp::create(b, seen, mulf(acc[i], scale), minusInf);
+    }
+    sTile.push_back(acc);
+  }
+  return sTile;
+}
+
+SmallVector<Value>
+KernelGenerator::prefillSoftmaxUpdate(ValueRange state,
+                                      MutableArrayRef<SmallVector<Value>> sTile) {
+  // Online softmax per row (a row's columns are spread over 4 lanes).
+  Value minusInf = f32(-std::numeric_limits<float>::infinity());
+  SmallVector<Value> next(state.begin(), state.end());
+  Value from[2], alpha[2];
+  for (int r = 0; r < 2; ++r) {
+    Value m = state[r];
+    for (auto &acc : sTile)
+      m = maxf(m, maxf(acc[2 * r], acc[2 * r + 1]));
+    m = maxf(m, xorShuffle(m, 1));
+    m = maxf(m, xorShuffle(m, 2));
+    // A row that has seen no key yet keeps m = -inf and weighs from 0.
+    Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, minusInf);
+    from[r] = arith::SelectOp::create(b, none, f32(0), m);
+    alpha[r] = math::ExpOp::create(b, subf(state[r], from[r]));
+    next[r] = m;
+    next[2 + r] = mulf(state[2 + r], alpha[r]);
+  }
+  for (auto &acc : sTile)
+    for (int64_t i = 0; i < 4; ++i) {
+      acc[i] = math::ExpOp::create(b, subf(acc[i], from[i / 2]));
+      next[2 + i / 2] = addf(next[2 + i / 2], acc[i]);
+    }
+  for (size_t i = 0; 4 + i < state.size(); ++i)
+    next[4 + i] = mulf(state[4 + i], alpha[(i % 4) / 2]);
+  return next;
+}
+
+void KernelGenerator::prefillAccumulatePV(const PrefillBlock &k,
+                                          ArrayRef<SmallVector<Value>> pTile,
+                                          MutableArrayRef<Value> o) {
+  // O += P V, 16 keys at a time: P's A fragment is two adjacent S tiles;
+  // this lane's B rows are keys 2c + {0, 1} and 2c + 8 + {0, 1}.
+  for (int64_t kk = 0; kk < kPrefillKeyTile / 16; ++kk) {
+    SmallVector<Value> a = {packF32(pTile[2 * kk][0], pTile[2 * kk][1]),
+                            packF32(pTile[2 * kk][2], pTile[2 * kk][3]),
+                            packF32(pTile[2 * kk + 1][0], pTile[2 * kk + 1][1]),
+                            packF32(pTile[2 * kk + 1][2], pTile[2 * kk + 1][3])};
+    Value j0 = add(index(kk * 16), mul(k.c, index(2)));
+    SmallVector<Value> v[4];
+    int64_t step[4] = {0, 1, 8, 9};
+    for (int i = 0; i < 4; ++i)
+      v[i] = tileWords(k, 1, add(j0, index(step[i])), mul(k.g, index(k.hd / 16)), k.hd / 16);
+    for (int64_t fb = 0; fb < k.hd / 8; ++fb) {
+      int64_t w = fb / 2;
+      auto halves = [&](Value lo, Value hi) {
+        return fb % 2 == 0 ? lowHalves(lo, hi) : highHalves(lo, hi);
+      };
+      SmallVector<Value> bReg = {halves(v[0][w], v[1][w]), halves(v[2][w], v[3][w])};
+      MutableArrayRef<Value> tileO = o.slice(fb * 4, 4);
+      SmallVector<Value> sum = mma(a, bReg, tileO);
+      std::copy(sum.begin(), sum.end(), tileO.begin());
+    }
+  }
+}
+
+void KernelGenerator::prefillStoreResult(const PrefillBlock &k, ValueRange state) {
   // One split: out = O / l, l summed over the row's 4 lanes. Several: the
   // partial results m, l and O of (token, head, split).
-  ValueRange result = runs.getResults().drop_front();
-  Value whole = cmp(arith::CmpIPredicate::eq, splits, index(1));
+  Value whole = cmp(arith::CmpIPredicate::eq, k.splits, index(1));
   for (int r = 0; r < 2; ++r) {
-    Value l = result[2 + r];
+    Value l = state[2 + r];
     l = addf(l, xorShuffle(l, 1));
     l = addf(l, xorShuffle(l, 2));
-    Value rowBase = add(mul(token[r], index(heads * hd)), mul(h, index(hd)));
-    Value partialBase =
-        mul(add(mul(add(mul(token[r], index(heads)), h), splits), split), index(hd + 2));
+    Value rowBase = add(mul(k.token[r], index(k.heads * k.hd)), mul(k.h, index(k.hd)));
+    Value partialBase = mul(add(mul(add(mul(k.token[r], index(k.heads)), k.h), k.splits), k.split),
+                            index(k.hd + 2));
     // Column 2c + j of feature tile fb is feature (2c + j) hd/8 + fb.
     auto feature = [&](int64_t fb, int64_t j) {
-      return add(mul(add(mul(c, index(2)), index(j)), index(hd / 8)), index(fb));
+      return add(mul(add(mul(k.c, index(2)), index(j)), index(k.hd / 8)), index(fb));
     };
-    ifThen(andi(valid[r], whole), [&] {
-      for (int64_t fb = 0; fb < outTiles; ++fb)
+    ifThen(andi(k.valid[r], whole), [&] {
+      for (int64_t fb = 0; fb < k.hd / 8; ++fb)
         for (int64_t j = 0; j < 2; ++j)
-          store(arith::DivFOp::create(b, result[4 + fb * 4 + r * 2 + j], l), out,
+          store(arith::DivFOp::create(b, state[4 + fb * 4 + r * 2 + j], l), k.out,
                 add(rowBase, feature(fb, j)));
     });
-    ifThen(andi(valid[r], cmp(arith::CmpIPredicate::ne, splits, index(1))), [&] {
-      for (int64_t fb = 0; fb < outTiles; ++fb)
+    ifThen(andi(k.valid[r], cmp(arith::CmpIPredicate::ne, k.splits, index(1))), [&] {
+      for (int64_t fb = 0; fb < k.hd / 8; ++fb)
         for (int64_t j = 0; j < 2; ++j)
-          store(result[4 + fb * 4 + r * 2 + j], partial,
+          store(state[4 + fb * 4 + r * 2 + j], k.partial,
                 add(partialBase, add(index(2), feature(fb, j))));
-      ifThen(cmp(arith::CmpIPredicate::eq, c, index(0)), [&] {
-        store(result[r], partial, partialBase);
-        store(l, partial, add(partialBase, index(1)));
+      ifThen(cmp(arith::CmpIPredicate::eq, k.c, index(0)), [&] {
+        store(state[r], k.partial, partialBase);
+        store(l, k.partial, add(partialBase, index(1)));
       });
     });
   }
-  endKernel();
-  return name;
+}
+
+Value KernelGenerator::packF32(Value lo, Value hi) {
+  Value pair = NVVM::ConvertF32x2ToBF16x2Op::create(
+      b, VectorType::get({2}, b.getBF16Type()), hi, lo, Value(),
+      NVVM::FPRoundingModeAttr::get(b.getContext(), NVVM::FPRoundingMode::RN));
+  return LLVM::BitcastOp::create(b, b.getI32Type(), pair).getResult();
+}
+
+SmallVector<Value> KernelGenerator::tileWords(const PrefillBlock &k, int64_t kv, Value key,
+                                              Value first, int64_t count) {
+  SmallVector<Value> words;
+  Value row = mul(add(index(kv * kPrefillKeyTile), key), index(k.rowQuads));
+  for (int64_t v = 0; v < std::max<int64_t>(count / 4, 1); ++v) {
+    Value quadValue =
+        memref::LoadOp::create(b, k.tile, ValueRange{add(row, add(divu(first, 4), index(v)))});
+    for (int64_t i = 0; i < std::min<int64_t>(count, 4); ++i) {
+      Value at = count % 4 == 0 ? index(i) : add(remu(first, 4), index(i));
+      words.push_back(LLVM::ExtractElementOp::create(
+          b, quadValue, arith::IndexCastOp::create(b, b.getI32Type(), at).getResult()));
+    }
+  }
+  return words;
+}
+
+Value KernelGenerator::lowHalves(Value lo, Value hi) {
+  Value mask = arith::ConstantIntOp::create(b, 0xFFFF, 32);
+  Value sixteen = arith::ConstantIntOp::create(b, 16, 32);
+  return arith::OrIOp::create(b, arith::AndIOp::create(b, lo, mask),
+                              arith::ShLIOp::create(b, hi, sixteen));
+}
+
+Value KernelGenerator::highHalves(Value lo, Value hi) {
+  Value mask = arith::ConstantIntOp::create(b, 0xFFFF0000LL, 32);
+  Value sixteen = arith::ConstantIntOp::create(b, 16, 32);
+  return arith::OrIOp::create(b, arith::ShRUIOp::create(b, lo, sixteen),
+                              arith::AndIOp::create(b, hi, mask));
+}
+
+SmallVector<Value> KernelGenerator::mma(ArrayRef<Value> a, ArrayRef<Value> bReg,
+                                        ArrayRef<Value> c) {
+  Type f32t = b.getF32Type();
+  Type accType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32t, f32t, f32t, f32t});
+  Value d = NVVM::MmaOp::create(b, accType, a, bReg, c, {16, 8, 16}, std::nullopt, std::nullopt,
+                                std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                                              NVVM::MMATypes::bf16},
+                                std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                                               NVVM::MMALayout::col});
+  SmallVector<Value> r;
+  for (int64_t i = 0; i < 4; ++i)
+    r.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{i}));
+  return r;
 }
 
 } // namespace mlir::cohere2c::attn_to_gpu

@@ -133,6 +133,19 @@ private:
   Value toIndex(Value v) {
     return arith::IndexCastOp::create(b, b.getIndexType(), v);
   }
+  /// x / d and x % d (unsigned) by a constant d.
+  Value divu(Value x, int64_t d) { return arith::DivUIOp::create(b, x, index(d)); }
+  Value remu(Value x, int64_t d) { return arith::RemUIOp::create(b, x, index(d)); }
+  /// The integer comparison `x p y` (an i1).
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, p, x, y);
+  }
+  Value andi(Value x, Value y) { return arith::AndIOp::create(b, x, y); }
+  Value maxf(Value x, Value y) { return arith::MaximumFOp::create(b, x, y); }
+  /// `v` of the lane whose id is this lane's xor `offset`.
+  Value xorShuffle(Value v, int32_t offset) {
+    return gpu::ShuffleOp::create(b, v, offset, kWarp, gpu::ShuffleMode::XOR).getShuffleResult();
+  }
   /// Loads element i of a flat memref as f32 (or as is for integers).
   Value load(Value mem, Value i) {
     Value v = memref::LoadOp::create(b, mem, ValueRange{i});
@@ -184,8 +197,7 @@ private:
   /// memory (kReduceScratch floats).
   Value blockReduce(Value v, function_ref<Value(Value, Value)> combine) {
     for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
-      v = combine(v, gpu::ShuffleOp::create(b, v, offset, kWarp, gpu::ShuffleMode::XOR)
-                         .getShuffleResult());
+      v = combine(v, xorShuffle(v, offset));
     int64_t warps = blockThreads / kWarp;
     if (warps == 1)
       return v;
@@ -368,6 +380,24 @@ private:
   // generated_rows[i] (partial results compact: a row per generated token).
   std::string attentionKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
                               int64_t qStride, bool generatedOnly);
+  /// The keys a warp of attentionKernel reads: [lo, hi) of block-table row
+  /// `seq`, in the paged cache `pool` (kvRowOffset's layout), this lane's
+  /// features at `headOffset` within a K or V row.
+  struct PagedKeys {
+    Value pool, tables, seq, tableWidth, blockSize, slot;
+    int64_t groupLayers = 0, kvWidth = 0;
+    Value headOffset, lo, hi;
+  };
+  /// This warp's keys [lo, hi) for position p: its share of the block's split.
+  std::pair<Value, Value> attentionWarpKeys(std::optional<int64_t> window, Value p,
+                                            Value splits, Value split, Value warp);
+  /// The online softmax over kKeysInFlight keys from j0: (m, l, acc) in and out.
+  SmallVector<Value> attentionKeyGroup(const PagedKeys &keys, ArrayRef<Value> qv, Value j0,
+                                       ValueRange state);
+  /// Stores this warp's (m, l, acc) in shared memory for attentionMergeWarps.
+  void attentionPublishWarp(ValueRange state, Value warp, Value lane, int64_t hd);
+  /// Combines the warps' results into the block's partial result at out[partialBase].
+  void attentionMergeWarps(Value out, Value partialBase, int64_t hd);
   /// Which rows a merge kernel combines (`splits` partials each, an
   /// argument): every token of the step, the generated ones (block row i:
   /// token generated_rows[i]), or the prompt tokens of a step whose prefill
@@ -379,6 +409,79 @@ private:
   Value tokenOfRow(bool generatedOnly, Value row);
   std::string prefillAttentionKernel(attn::AttentionOp op, int64_t layersInGroup,
                                      int64_t qStride);
+  /// What the phases of prefillAttentionKernel share: the layer's shape, the
+  /// kernel's arguments, the staged key tile and this lane's place.
+  struct PrefillBlock {
+    std::optional<int64_t> window;
+    int64_t heads = 0, hd = 0, kvWidth = 0, groupLayers = 0, qStride = 0, threads = 0;
+    // 16-byte units of a key's K (or V) row, and of its row in `tile`.
+    int64_t keyQuads = 0, rowQuads = 0;
+    Value q, positions, seqs, tables, pool, out, partial, generated, slot, bs, width, splits;
+    // Shared memory: the key tile's K rows, then its V rows.
+    Value tile;
+    // The tile's first token, the block's split, KV head and query head,
+    // the fragment coordinates g = lane / 4 and c = lane % 4, and how many
+    // of the step's tokens the tile holds.
+    Value tileBase, split, kvh, h, g, c, rowsInTile;
+    // This lane's rows g and g + 8: the row, whether it is stored (a prompt
+    // token of the step), its token and position.
+    Value row[2], valid[2], token[2], pos[2];
+    /// 16-byte units of a staged tile's K (or V) rows.
+    int64_t tileUnits() const { return kPrefillKeyTile * keyQuads; }
+    /// Rounds in which the block's threads load a tile's units.
+    int64_t stageRounds() const { return (tileUnits() + threads - 1) / threads; }
+  };
+  /// A run of the tile's rows of one sequence, and the keys its split reads.
+  struct PrefillRun {
+    // The run's end row (exclusive), its sequence, whether this lane's rows are in it.
+    Value end, seq, inRun[2];
+    // The keys the run's rows see lie in [lo, last]; this split's key tiles
+    // start in [splitLo, splitHi).
+    Value lo, last, splitLo, splitHi;
+  };
+  /// The block's coordinates and this lane's rows of the step's `tokens`.
+  void prefillLaneRows(PrefillBlock &k, int64_t group, Value tokens);
+  /// This lane's Q rows as mma A fragments, one per 16 features.
+  SmallVector<SmallVector<Value>> prefillQueryFragments(const PrefillBlock &k);
+  /// The loop over the tile's runs; returns the state (m[2], l[2], O) after.
+  ValueRange prefillRuns(const PrefillBlock &k, ArrayRef<SmallVector<Value>> qFrag);
+  /// The run starting at tile row `start`: its extent and this split's keys.
+  PrefillRun prefillRun(const PrefillBlock &k, Value start);
+  /// The loop over a split's key tiles, from `state`; returns the state after.
+  ValueRange prefillKeyTiles(const PrefillBlock &k, const PrefillRun &run,
+                             ArrayRef<SmallVector<Value>> qFrag, ValueRange state);
+  /// Element offset of key j's K (kv = 0) or V (kv = 1) row for this KV head
+  /// (keys outside [lo, last], never seen, read an in-range key).
+  Value prefillKeyOffset(const PrefillBlock &k, const PrefillRun &run, Value j, int64_t kv);
+  /// This thread's 16-byte units of key tile kt, loaded into registers.
+  SmallVector<Value> prefillStageLoad(const PrefillBlock &k, const PrefillRun &run, Value kt);
+  /// Stores the units of prefillStageLoad into the shared tile.
+  void prefillStageStore(const PrefillBlock &k, ValueRange units);
+  /// S = Q K^T of key tile kt, scaled and masked: a C fragment per 8 keys.
+  SmallVector<SmallVector<Value>> prefillScores(const PrefillBlock &k, const PrefillRun &run,
+                                                ArrayRef<SmallVector<Value>> qFrag, Value kt);
+  /// The online softmax step: turns S into P in place, returns the state rescaled.
+  SmallVector<Value> prefillSoftmaxUpdate(ValueRange state,
+                                          MutableArrayRef<SmallVector<Value>> sTile);
+  /// O += P V over the key tile, O as C fragments, one per 8 features.
+  void prefillAccumulatePV(const PrefillBlock &k, ArrayRef<SmallVector<Value>> pTile,
+                           MutableArrayRef<Value> o);
+  /// Stores O / l (one split) or the partial result (m, l, O) of this lane's rows.
+  void prefillStoreResult(const PrefillBlock &k, ValueRange state);
+  /// Two f32 rounded to bf16 in one register, lo in the low half.
+  Value packF32(Value lo, Value hi);
+  /// `count` words (bf16 pairs) from word `first` of the staged K (kv = 0)
+  /// or V (kv = 1) row of the tile's key `key`: 16-byte loads where count is
+  /// a multiple of 4 (first then is too), else the words of one 16-byte unit
+  /// (count 2 at an even first: V with head_dim 32, the one head size below
+  /// 64 that convert-attn-to-gpu admits).
+  SmallVector<Value> tileWords(const PrefillBlock &k, int64_t kv, Value key, Value first,
+                               int64_t count);
+  /// (lo's half, hi's half) of two words in one: the low halves, or the high ones.
+  Value lowHalves(Value lo, Value hi);
+  Value highHalves(Value lo, Value hi);
+  /// d = a b + c for one m16n8k16 tile (bf16 operands); c and the result as 4 f32.
+  SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bReg, ArrayRef<Value> c);
   /// `outType`: bf16 or f32.
   std::string gemvKernel(bool fp8, int64_t n, int64_t k, Type outType);
   std::string swigluKernel(Type e, int64_t width, int64_t gateStride, int64_t upStride);
