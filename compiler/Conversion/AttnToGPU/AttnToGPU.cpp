@@ -81,13 +81,13 @@ void KernelGenerator::endKernel() { gpu::ReturnOp::create(b); }
 std::string KernelGenerator::allocate(int64_t width, Type dtype, StepParam rows) {
   std::string name = "b" + std::to_string(bufferWidths.size());
   bufferWidths[name] = width;
-  // Declarations precede the steps.
-  OpBuilder pb(planStep.getBody());
-  Block &body = planStep.getBody().front();
-  auto firstStep = llvm::find_if(body, [](Operation &op) { return !isa<plan::BufferOp>(op); });
-  pb.setInsertionPoint(&body, firstStep);
-  plan::BufferOp::create(pb, b.getLoc(), pb.getStringAttr(name), pb.getI64IntegerAttr(width),
-                         TypeAttr::get(dtype), plan::ParamAttr::get(b.getContext(), rows));
+  // Declarations precede the steps, in the order they were made.
+  OpBuilder pb = OpBuilder::atBlockBegin(&planStep.getBody().front());
+  if (lastBuffer)
+    pb.setInsertionPointAfter(lastBuffer);
+  lastBuffer = plan::BufferOp::create(pb, b.getLoc(), pb.getStringAttr(name),
+                                      pb.getI64IntegerAttr(width), TypeAttr::get(dtype),
+                                      plan::ParamAttr::get(b.getContext(), rows));
   return name;
 }
 
@@ -97,12 +97,12 @@ PlanArg KernelGenerator::bufferFor(Value v) {
 }
 
 void KernelGenerator::forkStep() {
-  OpBuilder pb = OpBuilder::atBlockEnd(&planStep.getBody().front());
+  OpBuilder pb = planEnd();
   plan::ForkOp::create(pb, b.getLoc());
 }
 
 void KernelGenerator::joinStep() {
-  OpBuilder pb = OpBuilder::atBlockEnd(&planStep.getBody().front());
+  OpBuilder pb = planEnd();
   plan::JoinOp::create(pb, b.getLoc());
 }
 
@@ -126,7 +126,7 @@ Attribute KernelGenerator::argAttr(const PlanArg &a) {
 
 void KernelGenerator::kernelStep(const std::string &kernel, StepParam gridX, int64_t gridY,
                                  int64_t block, ArrayRef<PlanArg> args) {
-  OpBuilder pb = OpBuilder::atBlockEnd(&planStep.getBody().front());
+  OpBuilder pb = planEnd();
   SmallVector<Attribute> attrs;
   for (const PlanArg &a : args)
     attrs.push_back(argAttr(a));
@@ -140,7 +140,7 @@ void KernelGenerator::kernelStep(const std::string &kernel, StepParam gridX, int
 void KernelGenerator::gemmStep(PlanArg a, PlanArg c, StringRef weight, StepParam m, int64_t n,
                                int64_t k, double alpha,
                                std::optional<std::pair<StringRef, PlanArg>> scales) {
-  OpBuilder pb = OpBuilder::atBlockEnd(&planStep.getBody().front());
+  OpBuilder pb = planEnd();
   SmallVector<Attribute> attrs = {argAttr(a), argAttr(c)};
   if (scales)
     attrs.push_back(argAttr(scales->second));

@@ -525,6 +525,8 @@ private:
                 double alpha, std::optional<std::pair<StringRef, PlanArg>> scales = {});
   /// `a` as an argument of a plan.launch or plan.gemm.
   Attribute argAttr(const PlanArg &a);
+  /// A builder appending steps to the plan.step.
+  OpBuilder planEnd() { return OpBuilder::atBlockEnd(&planStep.getBody().front()); }
 
   ModuleOp module;
   gpu::GPUModuleOp kernels;
@@ -540,6 +542,8 @@ private:
   DenseMap<Value, PlanArg> buffers;
   std::map<std::string, int64_t> bufferWidths;
   bool onSide = false;
+  // The last plan.buffer declared (the next goes after it).
+  Operation *lastBuffer = nullptr;
 };
 
 } // namespace mlir::cohere2c::attn_to_gpu
