@@ -7,7 +7,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 packages=(cmake ninja-build g++ python3 nodejs curl
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
           nlohmann-json3-dev libgtest-dev libcli11-dev libxxhash-dev
-          libutf8proc-dev libpcre2-dev libbenchmark-dev libboost-dev python3-jinja2)
+          libutf8proc-dev libpcre2-dev libbenchmark-dev libboost-dev python3-jinja2
+          python3-numpy)
 # npm comes with some builds of nodejs and is a package of its own in Debian's.
 command -v npm > /dev/null 2>&1 || packages+=(npm)
 missing=()

@@ -58,14 +58,11 @@ public:
     return attn::LinearOp::create(b, loc, activation(outFeatures), input,
                                   weight(name), scaleOf(name));
   }
-  /// A projection whose output is added to the residual stream: kept in f32,
-  /// but for FP8 weights with bf16 activations, whose GEMM (cuBLASLt's FP8
-  /// rowwise) writes bf16.
+  /// A projection whose output is added to the residual stream: written in
+  /// f32, whatever the weights, so that it is not rounded before the sum.
   Value residualLinear(Value input, const std::string &name) {
-    FlatSymbolRefAttr scale = scaleOf(name);
-    RankedTensorType type =
-        scale && !element.isF32() ? activation(config.hiddenSize) : residual();
-    return attn::LinearOp::create(b, loc, type, input, weight(name), scale);
+    return attn::LinearOp::create(b, loc, residual(), input, weight(name),
+                                  scaleOf(name));
   }
   /// The residual stream: f32 whatever the activations' element type, so
   /// that the sum over layers is not rounded to bf16 at every layer.

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # On the build machine: compile what test/gpu/run_all.sh runs on the GPU
 # machine into build/gpu-artifacts (the runtime binary travels in build/bin).
+# From config.json alone: no OUT.weights, so the artifacts travel small;
+# run_all.sh binds the shipped checkpoints' weights as they load.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out="$root/build/gpu-artifacts"
@@ -8,12 +10,12 @@ mkdir -p "$out"
 for model in "$root"/test/data/models/*/; do
   name=$(basename "$model")
   for precision in f32 bf16 fp8-rowwise; do
-    "$root/build/bin/cohere2c-compile" "$model" --target cuda --precision "$precision" \
+    "$root/build/bin/cohere2c-compile" "$model/config.json" --target cuda --precision "$precision" \
       -o "$out/$name-$precision.so"
   done
 done
 # The host target's f32, the reference of run_all.sh's long-prompt check.
-"$root/build/bin/cohere2c-compile" "$root/test/data/models/tiny-cohere2" --target host \
+"$root/build/bin/cohere2c-compile" "$root/test/data/models/tiny-cohere2/config.json" --target host \
   --precision f32 -o "$out/tiny-cohere2-host-f32.so"
 for precision in bf16 fp8-rowwise; do
   "$root/build/bin/cohere2c-compile" "$root/test/data/configs/command-r7b.config.json" \

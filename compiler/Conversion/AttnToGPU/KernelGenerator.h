@@ -326,13 +326,6 @@ private:
                               ValueRange{add(mul(t, index(width / 2)), p.pair)});
     });
   }
-  /// v rounded to `type` (as an unfused op storing it would), as f32.
-  Value roundTo(Value v, Type type) {
-    if (type.isF32())
-      return v;
-    Value narrow = arith::TruncFOp::create(b, type, v);
-    return arith::ExtFOp::create(b, b.getF32Type(), narrow);
-  }
   /// The pool block holding position j of the sequence at block-table row
   /// `seq`: tables[seq * width + j / blockSize].
   Value tableBlock(Value tables, Value seq, Value width, Value j, Value blockSize) {

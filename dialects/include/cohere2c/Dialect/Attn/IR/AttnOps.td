@@ -110,8 +110,9 @@ def Attn_LayerNormQuantOp : Attn_Op<"layer_norm_quant", [Pure,
   let description = [{
     attn.layer_norm followed by attn.quantize of its result, as one op (one
     kernel: the normalized row never leaves the chip before quantization).
-    `norm_type` is the element type the unfused layer norm produced, which
-    the result was rounded to before quantization.
+    `norm_type` is the element type the unfused layer norm produced (and
+    its weight's). The normalized row is quantized from its f32 value, not
+    rounded to `norm_type` first: the FP8 recipe quantizes the exact value.
   }];
   let arguments = (ins Attn_Activation:$input, FlatSymbolRefAttr:$weight, F64Attr:$eps,
                        TypeAttr:$norm_type);
@@ -125,8 +126,8 @@ def Attn_SwiGLUQuantOp : Attn_Op<"swiglu_quant", [Pure, AllTypesMatch<["gate", "
   let summary = "SwiGLU fused with the FP8 rowwise quantization of its output";
   let description = [{
     attn.swiglu followed by attn.quantize of its result, as one op; the
-    product is rounded to the gate's element type before quantization, as
-    unfused.
+    product is quantized from its f32 value, not rounded to the gate's
+    element type first.
   }];
   let arguments = (ins Attn_Activation:$gate, Attn_Activation:$up);
   let results = (outs Attn_FP8Activation:$values, Attn_RowScales:$scales);
