@@ -63,6 +63,38 @@ std::optional<PlanInput> planInputNamed(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+json specToJson(const KernelSpec &spec) {
+  return {{"family", kernelFamilyName(spec.family)}, {"rows", kernelRowsName(spec.rows)},
+          {"rope", spec.rope},     {"window", spec.window},
+          {"out_f32", spec.outF32}, {"strides", spec.strides}};
+}
+
+/// The spec of a kernel step, or none if `j` is not a well-formed one.
+std::optional<KernelSpec> specFromJson(const json &j) {
+  auto at = [&](const char *key) { return j.is_object() && j.contains(key) ? j[key] : json(); };
+  json strides = at("strides");
+  if (!at("family").is_string() || !at("rows").is_string() || !at("rope").is_boolean() ||
+      !at("window").is_number_integer() || !at("out_f32").is_boolean() ||
+      !strides.is_array() || strides.size() != KernelSpec().strides.size())
+    return std::nullopt;
+  std::optional<KernelFamily> family = kernelFamilyNamed(at("family").get<std::string>());
+  std::optional<KernelRows> rows = kernelRowsNamed(at("rows").get<std::string>());
+  if (!family || !rows || at("window").get<int64_t>() < 0)
+    return std::nullopt;
+  KernelSpec spec{*family, *rows, at("rope").get<bool>(), at("window").get<int64_t>(),
+                  at("out_f32").get<bool>()};
+  for (size_t i = 0; i < strides.size(); ++i) {
+    if (!strides[i].is_number_integer() || strides[i].get<int64_t>() < 0)
+      return std::nullopt;
+    spec.strides[i] = strides[i];
+  }
+  return spec;
+}
+
+} // namespace
+
 std::string LaunchPlan::toJson() const {
   json j = {{"buffers", json::array()}, {"steps", json::array()}};
   for (const PlanBuffer &b : buffers)
@@ -84,6 +116,7 @@ std::string LaunchPlan::toJson() const {
       j["steps"].push_back({{"kind", "kernel"},
                             {"side", s.side},
                             {"kernel", s.kernel},
+                            {"spec", specToJson(s.spec)},
                             {"grid_x", stepParamName(s.gridX)},
                             {"grid_y", s.gridY},
                             {"block_x", s.blockX},
@@ -185,6 +218,10 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
           !field(s, "block_x").is_number_integer())
         return bad("kernel step " + s.dump());
       step.kernel = field(s, "kernel");
+      std::optional<KernelSpec> spec = specFromJson(field(s, "spec"));
+      if (!spec)
+        return bad("kernel spec of " + step.kernel);
+      step.spec = *spec;
       std::optional<StepParam> gridX = param(field(s, "grid_x"));
       if (!gridX)
         return bad("grid_x " + field(s, "grid_x").dump());
@@ -294,6 +331,17 @@ Status LaunchPlan::check(const WeightLayout &weights, const std::string &source)
           s.blockX > 1024)
         return bad("kernel " + s.kernel + " launched with grid_y " + std::to_string(s.gridY) +
                    " and block_x " + std::to_string(s.blockX));
+      // The rows a kernel was compiled to stride through are those of the
+      // buffers it is given.
+      std::vector<int> rows = rowStrideArguments(s.spec);
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const PlanArg *a = rows[i] < (int)s.args.size() ? &s.args[rows[i]] : nullptr;
+        auto it = a && a->kind == PlanArg::Kind::Buffer ? named.find(a->name) : named.end();
+        if (it == named.end() || it->second->width != s.spec.strides[i])
+          return bad("kernel " + s.kernel + ": argument " + std::to_string(rows[i]) +
+                     " must be a buffer of row width " + std::to_string(s.spec.strides[i]) +
+                     ", the stride it was compiled for");
+      }
       continue;
     }
     // Operands: a [m, k] and c [m, n], whole buffers of those widths whose

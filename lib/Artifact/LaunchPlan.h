@@ -11,6 +11,7 @@
 #ifndef COHERE2C_ARTIFACT_LAUNCHPLAN_H
 #define COHERE2C_ARTIFACT_LAUNCHPLAN_H
 
+#include "Artifact/KernelSpec.h"
 #include "Artifact/StepParams.h"
 #include "Artifact/WeightLayout.h"
 #include "Model/SafeTensors.h"
@@ -120,7 +121,9 @@ struct PlanStep {
   bool side = false; // Kernel, Gemm: run on the side stream
   // Kernel: grid (gridX, gridY, 1), block (blockX, 1, 1); gridX is the
   // value of the step parameter gridX (a launch with gridX 0 is skipped).
+  // The kernel's symbol, and what it computes (KernelSpec.h).
   std::string kernel;
+  KernelSpec spec;
   StepParam gridX = StepParam::Tokens;
   int64_t gridY = 1, blockX = 1;
   std::vector<PlanArg> args;

@@ -60,7 +60,9 @@ struct Manifest {
   /// parameters; the step input greedy_tokens and the parameter greedy_rows.
   /// 6: fork and join steps, side-stream steps; the decode_splits family of
   /// parameters (the split attention kernel's splits an argument).
-  static constexpr int kFormatVersion = 6;
+  /// 7: every kernel step carries its KernelSpec ("spec"); the o and down
+  /// projections of FP8 layers write f32.
+  static constexpr int kFormatVersion = 7;
 
   ModelConfig config;
   std::string target;    // "host" or "cuda"

@@ -22,7 +22,7 @@ constexpr int64_t kWarpAccOffset = 2 * kAttentionWarps;
 // q as it is (one rotation per token and head, not one per block or warp
 // that reads it). A block per (token, chunk of feature pairs of q on RoPE
 // layers, of K otherwise).
-std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
+KernelGenerator::Kernel KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
                                             int64_t groupLayers, int64_t kStride,
                                             int64_t vStride, int64_t qStride) {
   auto rope = dyn_cast<attn::RopeAttr>(op.getPosition());
@@ -33,6 +33,9 @@ std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
       std::to_string(hd) + "_l" + std::to_string(groupLayers) +
       strideSuffix("k", kStride, kvHeads * hd) + strideSuffix("v", vStride, kvHeads * hd) +
       (rope ? strideSuffix("q", qStride, heads * hd) : ""));
+  KernelSpec spec{KernelFamily::KVAppend};
+  spec.rope = (bool)rope;
+  spec.strides = {kStride, vStride, rope ? qStride : 0};
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   // k, v, positions, seqs, tables, pool, slot, block_size, table_width[, q,
   // q_rotated]
@@ -41,7 +44,7 @@ std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
   if (rope)
     args.append({flat(e), flat(e)});
   if (!beginKernel(name, args, kChunkThreads, 0))
-    return name;
+    return {name, spec};
   Value k = kernel.getArgument(0), v = kernel.getArgument(1);
   Value positions = kernel.getArgument(2), seqs = kernel.getArgument(3),
         tables = kernel.getArgument(4), pool = kernel.getArgument(5);
@@ -70,7 +73,7 @@ std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
       }
     });
     endKernel();
-    return name;
+    return {name, spec};
   }
   Value q = kernel.getArgument(9), qRotated = kernel.getArgument(10);
   double theta = rope.getTheta().convertToDouble();
@@ -93,7 +96,7 @@ std::string KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
     });
   });
   endKernel();
-  return name;
+  return {name, spec};
 }
 
 Value KernelGenerator::tokenOfRow(bool generatedOnly, Value row) {
@@ -116,7 +119,7 @@ Value KernelGenerator::tokenOfRow(bool generatedOnly, Value row) {
 // in shared memory and writes its partial result (max m, sum l, and the
 // unnormalized output acc[head_dim], f32) for attentionMergeKernel. A range
 // with no keys writes m = -inf, l = 0, acc = 0.
-std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
+KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
                                              int64_t groupLayers, int64_t qStride,
                                              bool generatedOnly) {
   std::optional<int64_t> window = op.getSlidingWindow();
@@ -127,6 +130,10 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
       "_h" + std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
       std::to_string(hd) + "_l" + std::to_string(groupLayers) +
       strideSuffix("q", qStride, heads * hd) + (generatedOnly ? "_generated" : ""));
+  KernelSpec spec{KernelFamily::Attention};
+  spec.rows = generatedOnly ? KernelRows::Generated : KernelRows::All;
+  spec.window = window.value_or(0);
+  spec.strides = {qStride, 0, 0};
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   // q, positions, seqs, tables, pool, partial (f32), slot, block_size,
   // table_width, splits[, generated_rows]
@@ -136,7 +143,7 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
     args.push_back(flat(i32));
   if (!beginKernel(name, args, kAttentionWarps * kWarp,
                    kWarpAccOffset + kAttentionWarps * hd))
-    return name;
+    return {name, spec};
   PagedKeys keys;
   keys.groupLayers = groupLayers;
   keys.kvWidth = kvHeads * hd;
@@ -188,7 +195,7 @@ std::string KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
       mul(add(mul(add(mul(row, index(heads)), h), splits), split), index(hd + 2));
   attentionMergeWarps(out, partialBase, hd);
   endKernel();
-  return name;
+  return {name, spec};
 }
 
 std::pair<Value, Value> KernelGenerator::attentionWarpKeys(std::optional<int64_t> window,
@@ -310,23 +317,25 @@ void KernelGenerator::attentionMergeWarps(Value out, Value partialBase, int64_t 
 // (finite: the token sees at least itself, so some range is not empty).
 // Partials of block row i at [(i heads + h) splits + z] (hd + 2).
 // A block per (row, head), a thread per feature.
-std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t hd,
-                                                  MergeRows rows) {
+KernelGenerator::Kernel KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t hd,
+                                                  KernelRows rows) {
   std::string name = sanitize(
-      rows == MergeRows::Prompt
+      rows == KernelRows::Prompt
           ? "attention_merge_prompt_h" + std::to_string(heads) + "_d" + std::to_string(hd)
           : "attention_merge_h" + std::to_string(heads) + "_d" + std::to_string(hd) +
-                (rows == MergeRows::Generated ? "_generated" : ""));
+                (rows == KernelRows::Generated ? "_generated" : ""));
+  KernelSpec spec{KernelFamily::AttentionMerge};
+  spec.rows = rows;
   // partial, out, splits[, generated_rows | generated (flags)]
   SmallVector<Type> args = {flat(b.getF32Type()), flat(e), b.getI64Type()};
-  if (rows != MergeRows::All)
+  if (rows != KernelRows::All)
     args.push_back(flat(b.getI32Type()));
   if (!beginKernel(name, args, hd, 0))
-    return name;
+    return {name, spec};
   Value partial = kernel.getArgument(0), out = kernel.getArgument(1);
   Value splits = toIndex(kernel.getArgument(2));
   Value row = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  Value t = tokenOfRow(rows == MergeRows::Generated, row);
+  Value t = tokenOfRow(rows == KernelRows::Generated, row);
   Value h = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value d = threadId;
   auto base = [&](Value z) {
@@ -336,7 +345,7 @@ std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t
   // all of its loads before it uses one (a loop over the splits waited one
   // memory latency per split and pass). Splits past `splits` read split 0
   // and weigh nothing (m = -inf).
-  int64_t maxSplits = rows == MergeRows::Prompt ? kMaxPrefillSplits : kMaxDecodeSplits;
+  int64_t maxSplits = rows == KernelRows::Prompt ? kMaxPrefillSplits : kMaxDecodeSplits;
   Value minusInf = f32(-std::numeric_limits<float>::infinity());
   auto merge = [&] {
     SmallVector<Value> at, ms;
@@ -357,7 +366,7 @@ std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t
     store(arith::DivFOp::create(b, acc, l), out,
           add(mul(t, index(heads * hd)), add(mul(h, index(hd)), d)));
   };
-  if (rows == MergeRows::Prompt) // generated tokens are merged by their own kernel
+  if (rows == KernelRows::Prompt) // generated tokens are merged by their own kernel
     ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                  load(kernel.getArgument(3), t),
                                  arith::ConstantIntOp::create(b, 0, 32)),
@@ -365,7 +374,7 @@ std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t
   else
     merge();
   endKernel();
-  return name;
+  return {name, spec};
 }
 
 // Prefill attention on tensor cores, as in FlashAttention-2 (Dao, 2023): a
@@ -382,7 +391,7 @@ std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t
 // per row (causal, window). A step with few tiles splits each run's key
 // tiles `splits` ways (block x = tile splits + split, as flash-decoding
 // does for one token): a split stores its rows' unnormalized partial
-// results (m, l, O) for attentionMergeKernel (MergeRows::Prompt), as
+// results (m, l, O) for attentionMergeKernel (KernelRows::Prompt), as
 // attentionKernel does; with one split the block stores O / l itself.
 // Fragment layouts (PTX ISA, "Matrix fragments for
 // mma.m16n8k16", g = lane / 4, c = lane % 4, each register a pair along k):
@@ -399,7 +408,7 @@ std::string KernelGenerator::attentionMergeKernel(Type e, int64_t heads, int64_t
 // in O = P V, column n of feature tile fb is feature n hd/8 + fb, so lane g
 // reads hd/8 contiguous features of a key, and features fb = 2i and 2i + 1
 // come from the low and high halves of its word i.
-std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_t groupLayers,
+KernelGenerator::Kernel KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_t groupLayers,
                                                     int64_t qStride) {
   PrefillBlock k;
   k.window = op.getSlidingWindow();
@@ -414,6 +423,10 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
       (k.window ? "sliding" + std::to_string(*k.window) : std::string("full")) + "_h" +
       std::to_string(k.heads) + "_kv" + std::to_string(kvHeads) + "_d" + std::to_string(k.hd) +
       "_l" + std::to_string(groupLayers) + strideSuffix("q", qStride, k.heads * k.hd));
+  KernelSpec spec{KernelFamily::AttentionPrefill};
+  spec.rows = KernelRows::Prompt;
+  spec.window = k.window.value_or(0);
+  spec.strides = {qStride, 0, 0};
   Type bf16 = b.getBF16Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
   // q, positions, seqs, tables, pool (as 16-byte vectors of bf16 pairs),
   // out, slot, block_size, table_width, tokens, splits, partial (f32),
@@ -423,7 +436,7 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
   if (!beginKernel(name, {flat(bf16), flat(i32), flat(i32), flat(i32), flat(quad), flat(bf16),
                           i64, i64, i64, i64, i64, flat(b.getF32Type()), flat(i32)},
                    k.threads, 0))
-    return name;
+    return {name, spec};
   k.q = kernel.getArgument(0);
   k.positions = kernel.getArgument(1);
   k.seqs = kernel.getArgument(2);
@@ -448,7 +461,7 @@ std::string KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_
   prefillLaneRows(k, group, tokens);
   prefillStoreResult(k, prefillRuns(k, prefillQueryFragments(k)));
   endKernel();
-  return name;
+  return {name, spec};
 }
 
 void KernelGenerator::prefillLaneRows(PrefillBlock &k, int64_t group, Value tokens) {

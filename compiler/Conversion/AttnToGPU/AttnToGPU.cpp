@@ -124,15 +124,16 @@ Attribute KernelGenerator::argAttr(const PlanArg &a) {
   return b.getI64IntegerAttr(a.value);
 }
 
-void KernelGenerator::kernelStep(const std::string &kernel, StepParam gridX, int64_t gridY,
+void KernelGenerator::kernelStep(const Kernel &kernel, StepParam gridX, int64_t gridY,
                                  int64_t block, ArrayRef<PlanArg> args) {
   OpBuilder pb = planEnd();
   SmallVector<Attribute> attrs;
   for (const PlanArg &a : args)
     attrs.push_back(argAttr(a));
   auto ref = SymbolRefAttr::get(kernels.getNameAttr(),
-                                {FlatSymbolRefAttr::get(b.getContext(), kernel)});
-  plan::LaunchOp::create(pb, b.getLoc(), ref, plan::ParamAttr::get(b.getContext(), gridX),
+                                {FlatSymbolRefAttr::get(b.getContext(), kernel.name)});
+  plan::LaunchOp::create(pb, b.getLoc(), ref, plan::KernelAttr::get(b.getContext(), kernel.spec),
+                         plan::ParamAttr::get(b.getContext(), gridX),
                          pb.getI64IntegerAttr(gridY), pb.getI64IntegerAttr(block),
                          pb.getArrayAttr(attrs), onSide ? pb.getUnitAttr() : UnitAttr());
 }
@@ -452,7 +453,7 @@ LogicalResult KernelGenerator::lowerAttention(attn::AttentionOp o) {
   kernelStep(attentionKernel(e, o, layers, strideOf(q), tensorCores), splitBlocks, heads,
              kAttentionWarps * kWarp, splitArgs);
   kernelStep(attentionMergeKernel(e, heads, hd,
-                                  tensorCores ? MergeRows::Generated : MergeRows::All),
+                                  tensorCores ? KernelRows::Generated : KernelRows::All),
              splitTokens, heads, hd, mergeArgs);
   if (!tensorCores)
     return success();
@@ -466,7 +467,7 @@ LogicalResult KernelGenerator::lowerAttention(attn::AttentionOp o) {
              o.getNumKvHeads(), queriesPerKv * kWarp,
              {q, positions, seqs, tables, pool, out, slot, bs, width, param(StepParam::Tokens),
               prefillSplits, promptPartial, generated});
-  kernelStep(attentionMergeKernel(e, heads, hd, MergeRows::Prompt),
+  kernelStep(attentionMergeKernel(e, heads, hd, KernelRows::Prompt),
              StepParam::PrefillMergeTokens, heads, hd,
              {promptPartial, out, prefillSplits, generated});
   return success();
@@ -494,7 +495,7 @@ LogicalResult KernelGenerator::lowerOp(Operation &op) {
         auto type = cast<RankedTensorType>(o.getType());
         auto table = SymbolTable::lookupNearestSymbolFrom<attn::WeightOp>(module,
                                                                            o.getWeightAttr());
-        std::string k = embeddingKernel(cast<RankedTensorType>(table.getType()).getElementType(),
+        Kernel k = embeddingKernel(cast<RankedTensorType>(table.getType()).getElementType(),
                                         type.getElementType(), type.getDimSize(1));
         kernelStep(k, P::Tokens, chunksOf(type.getDimSize(1)), kChunkThreads,
                    {input(PlanInput::Ids), weightArg(o.getWeightAttr().getValue()),
@@ -505,7 +506,7 @@ LogicalResult KernelGenerator::lowerOp(Operation &op) {
         auto type = cast<RankedTensorType>(o.getType());
         if (failed(evenWidth(o, type.getDimSize(1))))
           return failure();
-        std::string k = layerNormKernel(elementOf(o.getInput()), type.getElementType(),
+        Kernel k = layerNormKernel(elementOf(o.getInput()), type.getElementType(),
                                         type.getDimSize(1), o.getEps().convertToDouble());
         kernelStep(k, P::Tokens, 1, rowThreads(type.getDimSize(1)),
                    {buffers[o.getInput()], weightArg(o.getWeightAttr().getValue()),

@@ -33,6 +33,9 @@
 
 namespace mlir::cohere2c::attn_to_gpu {
 
+using ::cohere2c::KernelFamily;
+using ::cohere2c::KernelRows;
+using ::cohere2c::KernelSpec;
 using ::cohere2c::kMaxDecodeSplits;
 using ::cohere2c::kMaxPrefillSplits;
 using ::cohere2c::kMinPrefillSplitKeyTiles;
@@ -342,6 +345,12 @@ private:
     return mul(add(mul(plane, blockSize), inBlock), index(kvWidth));
   }
 
+  /// A generated kernel: its symbol in the gpu.module and what it computes
+  /// (carried by every plan.launch of it).
+  struct Kernel {
+    std::string name;
+    KernelSpec spec;
+  };
   // --- kernels ---------------------------------------------------------------
   MemRefType flat(Type element) { return MemRefType::get({kFlat}, element); }
   /// Starts kernel `name` (returns false if it exists: generate nothing).
@@ -359,19 +368,19 @@ private:
   void waitForPreviousLaunch();
   void endKernel();
 
-  std::string embeddingKernel(Type table, Type result, int64_t hidden);
-  std::string layerNormKernel(Type input, Type e, int64_t hidden, double eps);
+  Kernel embeddingKernel(Type table, Type result, int64_t hidden);
+  Kernel layerNormKernel(Type input, Type e, int64_t hidden, double eps);
   // Kernels reading projections take their row strides: a projection can be
   // a column range of a merged GEMM's output.
   // RoPE layers: the kernel also takes q (row stride qStride) and writes q
   // rotated into its last argument [tokens, heads x hd], what the attention
   // kernels then read.
-  std::string kvAppendKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
+  Kernel kvAppendKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
                              int64_t kStride, int64_t vStride, int64_t qStride);
   // generatedOnly: the kernel takes the step's "generated_rows" as its last
   // argument and computes those tokens only, block row i for token
   // generated_rows[i] (partial results compact: a row per generated token).
-  std::string attentionKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
+  Kernel attentionKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
                               int64_t qStride, bool generatedOnly);
   /// The keys a warp of attentionKernel reads: [lo, hi) of block-table row
   /// `seq`, in the paged cache `pool` (kvRowOffset's layout), this lane's
@@ -395,12 +404,11 @@ private:
   /// argument): every token of the step, the generated ones (block row i:
   /// token generated_rows[i]), or the prompt tokens of a step whose prefill
   /// attention split the keys (generated tokens skipped by their flags).
-  enum class MergeRows { All, Generated, Prompt };
-  std::string attentionMergeKernel(Type e, int64_t heads, int64_t hd, MergeRows rows);
+  Kernel attentionMergeKernel(Type e, int64_t heads, int64_t hd, KernelRows rows);
   /// The token of block row `row`: generated_rows[row] (the kernel's last
   /// argument) with generatedOnly, else row itself.
   Value tokenOfRow(bool generatedOnly, Value row);
-  std::string prefillAttentionKernel(attn::AttentionOp op, int64_t layersInGroup,
+  Kernel prefillAttentionKernel(attn::AttentionOp op, int64_t layersInGroup,
                                      int64_t qStride);
   /// What the phases of prefillAttentionKernel share: the layer's shape, the
   /// kernel's arguments, the staged key tile and this lane's place.
@@ -476,15 +484,15 @@ private:
   /// d = a b + c for one m16n8k16 tile (bf16 operands); c and the result as 4 f32.
   SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bReg, ArrayRef<Value> c);
   /// `outType`: bf16 or f32.
-  std::string gemvKernel(bool fp8, int64_t n, int64_t k, Type outType);
-  std::string swigluKernel(Type e, int64_t width, int64_t gateStride, int64_t upStride);
-  std::string residualKernel(TypeRange inputs, Type result, int64_t width);
-  std::string gatherRowsKernel(Type e, int64_t width);
+  Kernel gemvKernel(bool fp8, int64_t n, int64_t k, Type outType);
+  Kernel swigluKernel(Type e, int64_t width, int64_t gateStride, int64_t upStride);
+  Kernel residualKernel(TypeRange inputs, Type result, int64_t width);
+  Kernel gatherRowsKernel(Type e, int64_t width);
   /// logits [rows, vocab] f32 -> tokens [rows] i32 (greedy_rows blocks).
-  std::string greedyTokensKernel(int64_t vocab);
-  std::string quantizeKernel(Type input, int64_t width);
-  std::string layerNormQuantKernel(Type input, Type normType, int64_t hidden, double eps);
-  std::string swigluQuantKernel(Type e, int64_t width, int64_t gateStride,
+  Kernel greedyTokensKernel(int64_t vocab);
+  Kernel quantizeKernel(Type input, int64_t width);
+  Kernel layerNormQuantKernel(Type input, Type normType, int64_t hidden, double eps);
+  Kernel swigluQuantKernel(Type e, int64_t width, int64_t gateStride,
                                 int64_t upStride);
   SmallVector<RowPair> emitLayerNorm(Value in, Value w, Value rowBase, int64_t hidden,
                                      double eps);
@@ -511,7 +519,7 @@ private:
   /// the main stream waits for the side stream.
   void forkStep();
   void joinStep();
-  void kernelStep(const std::string &kernel, StepParam gridX, int64_t gridY, int64_t block,
+  void kernelStep(const Kernel &kernel, StepParam gridX, int64_t gridY, int64_t block,
                   ArrayRef<PlanArg> args);
   /// `scales`: an FP8 GEMM's weight scales and a's per-token scales.
   void gemmStep(PlanArg a, PlanArg c, StringRef weight, StepParam m, int64_t n, int64_t k,

@@ -22,10 +22,12 @@ namespace mlir::cohere2c::attn_to_gpu {
 // The weights of the first kGemvEarlyChunks chunks of each row are loaded
 // before waitForPreviousLaunch(): no launch writes them, so they stream in
 // while the kernel before this one (a norm, a quantization) still runs.
-std::string KernelGenerator::gemvKernel(bool fp8, int64_t n, int64_t k, Type outType) {
+KernelGenerator::Kernel KernelGenerator::gemvKernel(bool fp8, int64_t n, int64_t k, Type outType) {
   std::string name = sanitize(std::string("gemv_") + (fp8 ? "fp8" : "bf16") + "_n" +
                               std::to_string(n) + "_k" + std::to_string(k) +
                               (outType.isBF16() ? "" : "_outf32"));
+  KernelSpec spec{fp8 ? KernelFamily::GemvFP8 : KernelFamily::Gemv};
+  spec.outF32 = !outType.isBF16();
   Type i32 = b.getI32Type(), f32t = b.getF32Type();
   Type quad = VectorType::get({4}, i32);
   // bf16: x, w, out; fp8: x, x_scale, w, w_scale, out (x and w as 16-byte
@@ -36,7 +38,7 @@ std::string KernelGenerator::gemvKernel(bool fp8, int64_t n, int64_t k, Type out
   int64_t rows = gemvRows(fp8), slices = gemvSlices(fp8, n), groups = kGemvWarps / slices;
   int64_t perChunk = fp8 ? 16 : 8, chunks = k / perChunk;
   if (!beginKernel(name, args, kGemvWarps * kWarp, kGemvWarps * rows, /*waitAtStart=*/false))
-    return name;
+    return {name, spec};
   Value x = kernel.getArgument(0), w = kernel.getArgument(fp8 ? 2 : 1),
         out = kernel.getArgument(fp8 ? 4 : 2);
   Value warp = arith::DivUIOp::create(b, threadId, index(kWarp));
@@ -154,7 +156,7 @@ std::string KernelGenerator::gemvKernel(bool fp8, int64_t n, int64_t k, Type out
     store(result, out, target);
   });
   endKernel();
-  return name;
+  return {name, spec};
 }
 
 } // namespace mlir::cohere2c::attn_to_gpu

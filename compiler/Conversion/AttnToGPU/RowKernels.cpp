@@ -9,12 +9,13 @@
 namespace mlir::cohere2c::attn_to_gpu {
 
 // out[t, :] = table[ids[t], :]; a block per (token, chunk).
-std::string KernelGenerator::embeddingKernel(Type table, Type result,
+KernelGenerator::Kernel KernelGenerator::embeddingKernel(Type table, Type result,
                                              int64_t hidden) {
   std::string name = sanitize("embedding_" + std::to_string(hidden));
+  KernelSpec spec{KernelFamily::Embedding};
   if (!beginKernel(name, {flat(b.getI32Type()), flat(table), flat(result)},
                    kChunkThreads, 0))
-    return name;
+    return {name, spec};
   Value ids = kernel.getArgument(0), weights = kernel.getArgument(1),
         out = kernel.getArgument(2);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
@@ -24,23 +25,24 @@ std::string KernelGenerator::embeddingKernel(Type table, Type result,
           add(mul(t, index(hidden)), d));
   });
   endKernel();
-  return name;
+  return {name, spec};
 }
 
 // Cohere LayerNorm, statistics in f32; one block per row, held in registers.
-std::string KernelGenerator::layerNormKernel(Type input, Type e, int64_t hidden,
+KernelGenerator::Kernel KernelGenerator::layerNormKernel(Type input, Type e, int64_t hidden,
                                              double eps) {
   std::string name = sanitize("layer_norm_" + std::to_string(hidden) + "_eps" +
                               std::to_string(eps));
+  KernelSpec spec{KernelFamily::LayerNorm};
   if (!beginKernel(name, {flat(input), flat(e), flat(e)}, rowThreads(hidden),
                    kReduceScratch))
-    return name;
+    return {name, spec};
   Value in = kernel.getArgument(0), w = kernel.getArgument(1), out = kernel.getArgument(2);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value rowBase = mul(t, index(hidden));
   storeRow(emitLayerNorm(in, w, rowBase, hidden, eps), out, rowBase);
   endKernel();
-  return name;
+  return {name, spec};
 }
 
 /// The normalized row at rowBase, in f32 registers: (x - mean) / sqrt(var + eps) * w.
@@ -60,51 +62,55 @@ KernelGenerator::emitLayerNorm(Value in, Value w, Value rowBase, int64_t hidden,
 }
 
 // Per-token FP8 quantization of a row; one block per row.
-std::string KernelGenerator::quantizeKernel(Type input, int64_t width) {
+KernelGenerator::Kernel KernelGenerator::quantizeKernel(Type input, int64_t width) {
   std::string name = sanitize("quantize_fp8_" + std::to_string(width));
+  KernelSpec spec{KernelFamily::QuantizeFP8};
   if (!beginKernel(name, {flat(input), flat(b.getI16Type()), flat(b.getF32Type())},
                    rowThreads(width), kReduceScratch))
-    return name;
+    return {name, spec};
   Value in = kernel.getArgument(0);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value rowBase = mul(t, index(width));
   emitRowQuantize(t, width, loadRow(width, [&](Value d) { return load(in, add(rowBase, d)); }),
                   kernel.getArgument(1), kernel.getArgument(2));
   endKernel();
-  return name;
+  return {name, spec};
 }
 
 // LayerNorm and the FP8 quantization of its output in one kernel: the
 // normalized row stays in f32 registers and is quantized from there, as the
 // recipe quantizes the exact value (a bf16 rounding first, as an unfused
 // norm would store it, adds error the recipe does not ask for).
-std::string KernelGenerator::layerNormQuantKernel(Type input, Type normType,
+KernelGenerator::Kernel KernelGenerator::layerNormQuantKernel(Type input, Type normType,
                                                   int64_t hidden, double eps) {
   std::string name = sanitize("layer_norm_quant_fp8_" + std::to_string(hidden) + "_eps" +
                               std::to_string(eps));
+  KernelSpec spec{KernelFamily::LayerNormQuantFP8};
   if (!beginKernel(name, {flat(input), flat(normType), flat(b.getI16Type()),
                           flat(b.getF32Type())},
                    rowThreads(hidden), kReduceScratch))
-    return name;
+    return {name, spec};
   Value in = kernel.getArgument(0), w = kernel.getArgument(1);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value rowBase = mul(t, index(hidden));
   emitRowQuantize(t, hidden, emitLayerNorm(in, w, rowBase, hidden, eps), kernel.getArgument(2),
                   kernel.getArgument(3));
   endKernel();
-  return name;
+  return {name, spec};
 }
 
 // SwiGLU and the FP8 quantization of its output in one kernel, quantized
 // from the f32 product (not rounded to the gate's type first).
-std::string KernelGenerator::swigluQuantKernel(Type e, int64_t width, int64_t gateStride,
+KernelGenerator::Kernel KernelGenerator::swigluQuantKernel(Type e, int64_t width, int64_t gateStride,
                                                int64_t upStride) {
   std::string name = sanitize("swiglu_quant_fp8_" + std::to_string(width) +
                               strideSuffix("gate", gateStride, width) +
                               strideSuffix("up", upStride, width));
+  KernelSpec spec{KernelFamily::SwiGLUQuantFP8};
+  spec.strides = {gateStride, upStride, 0};
   if (!beginKernel(name, {flat(e), flat(e), flat(b.getI16Type()), flat(b.getF32Type())},
                    rowThreads(width), kReduceScratch))
-    return name;
+    return {name, spec};
   Value gate = kernel.getArgument(0), up = kernel.getArgument(1);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value gateRow = mul(t, index(gateStride)), upRow = mul(t, index(upStride));
@@ -113,17 +119,19 @@ std::string KernelGenerator::swigluQuantKernel(Type e, int64_t width, int64_t ga
   });
   emitRowQuantize(t, width, row, kernel.getArgument(2), kernel.getArgument(3));
   endKernel();
-  return name;
+  return {name, spec};
 }
 
 // silu(g) * u; a block per (row, chunk).
-std::string KernelGenerator::swigluKernel(Type e, int64_t width, int64_t gateStride,
+KernelGenerator::Kernel KernelGenerator::swigluKernel(Type e, int64_t width, int64_t gateStride,
                                           int64_t upStride) {
   std::string name = sanitize("swiglu_" + std::to_string(width) +
                               strideSuffix("gate", gateStride, width) +
                               strideSuffix("up", upStride, width));
+  KernelSpec spec{KernelFamily::SwiGLU};
+  spec.strides = {gateStride, upStride, 0};
   if (!beginKernel(name, {flat(e), flat(e), flat(e)}, kChunkThreads, 0))
-    return name;
+    return {name, spec};
   Value gate = kernel.getArgument(0), up = kernel.getArgument(1), out = kernel.getArgument(2);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   forChunkElement(width, [&](Value d) {
@@ -132,21 +140,22 @@ std::string KernelGenerator::swigluKernel(Type e, int64_t width, int64_t gateStr
     store(mulf(silu(g), u), out, add(mul(t, index(width)), d));
   });
   endKernel();
-  return name;
+  return {name, spec};
 }
 
 // The parallel block's residual: out = x + attention + mlp; a block per
 // (row, chunk).
-std::string KernelGenerator::residualKernel(TypeRange inputs, Type result,
+KernelGenerator::Kernel KernelGenerator::residualKernel(TypeRange inputs, Type result,
                                             int64_t width) {
   std::string name = sanitize("residual_sum" + std::to_string(inputs.size()) + "_" +
                               std::to_string(width));
+  KernelSpec spec{KernelFamily::ResidualSum};
   SmallVector<Type> args;
   for (Type t : inputs)
     args.push_back(flat(t));
   args.push_back(flat(result));
   if (!beginKernel(name, args, kChunkThreads, 0))
-    return name;
+    return {name, spec};
   Value row = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), index(width));
   forChunkElement(width, [&](Value d) {
     Value i = add(row, d);
@@ -156,15 +165,16 @@ std::string KernelGenerator::residualKernel(TypeRange inputs, Type result,
     store(sum, kernel.getArgument(inputs.size()), i);
   });
   endKernel();
-  return name;
+  return {name, spec};
 }
 
 // out[r, :] = in[rows[r], :]: the rows whose logits are wanted; a block per
 // (row, chunk).
-std::string KernelGenerator::gatherRowsKernel(Type e, int64_t width) {
+KernelGenerator::Kernel KernelGenerator::gatherRowsKernel(Type e, int64_t width) {
   std::string name = sanitize("gather_rows_" + std::to_string(width));
+  KernelSpec spec{KernelFamily::GatherRows};
   if (!beginKernel(name, {flat(e), flat(b.getI32Type()), flat(e)}, kChunkThreads, 0))
-    return name;
+    return {name, spec};
   Value in = kernel.getArgument(0), rows = kernel.getArgument(1), out = kernel.getArgument(2);
   Value r = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value t = toIndex(load(rows, r));
@@ -174,7 +184,7 @@ std::string KernelGenerator::gatherRowsKernel(Type e, int64_t width) {
         ValueRange{add(mul(r, index(width)), d)});
   });
   endKernel();
-  return name;
+  return {name, spec};
 }
 
 // The greedy token of each logits row (a block per row): the first index of
@@ -185,13 +195,14 @@ std::string KernelGenerator::gatherRowsKernel(Type e, int64_t width) {
 // t, t + T, t + 2T, ... in rounds of kGreedyLoads loads, so its indices
 // only grow and a strict > keeps the first maximum; warps and then the
 // block combine (value, index) pairs, ties to the lower index.
-std::string KernelGenerator::greedyTokensKernel(int64_t vocab) {
+KernelGenerator::Kernel KernelGenerator::greedyTokensKernel(int64_t vocab) {
   std::string name = sanitize("greedy_tokens_" + std::to_string(vocab));
+  KernelSpec spec{KernelFamily::GreedyTokens};
   Type i32 = b.getI32Type(), f32t = b.getF32Type();
   int64_t perUnit = vocab % 4 == 0 ? 4 : 1, units = vocab / perUnit;
   Type unitType = perUnit == 4 ? Type(VectorType::get({4}, f32t)) : f32t;
   if (!beginKernel(name, {flat(unitType), flat(i32)}, kGreedyThreads, 3 * kReduceScratch))
-    return name;
+    return {name, spec};
   Value logits = kernel.getArgument(0), tokens = kernel.getArgument(1);
   Value rowBase = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), index(units));
   Value negInf = f32(-std::numeric_limits<double>::infinity());
@@ -279,7 +290,7 @@ std::string KernelGenerator::greedyTokensKernel(int64_t vocab) {
                             ValueRange{gpu::BlockIdOp::create(b, gpu::Dimension::x)});
   });
   endKernel();
-  return name;
+  return {name, spec};
 }
 
 } // namespace mlir::cohere2c::attn_to_gpu

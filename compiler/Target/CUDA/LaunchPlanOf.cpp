@@ -58,6 +58,7 @@ LaunchPlan mlir::cohere2c::launchPlanOf(plan::StepOp step) {
     if (auto launch = dyn_cast<plan::LaunchOp>(op)) {
       s.side = launch.getSide();
       s.kernel = launch.getKernel().getLeafReference().str();
+      s.spec = launch.getSpec().getSpec();
       s.gridX = launch.getGridX().getParam();
       s.gridY = launch.getGridY();
       s.blockX = launch.getBlockX();

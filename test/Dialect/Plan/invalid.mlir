@@ -14,7 +14,7 @@ module {
   plan.step {
     // expected-error @+2 {{unknown step input 'pool'}}
     // expected-error @+1 {{failed to parse Plan_InputAttr parameter 'input'}}
-    plan.launch @k::@f grid(<tokens>, 1) block(32) [#plan.input<pool>]
+    plan.launch @k::@f <embedding> grid(<tokens>, 1) block(32) [#plan.input<pool>]
   }
 }
 
@@ -24,7 +24,7 @@ module {
   plan.step {
     plan.buffer @b0 : 8 x f32, rows <tokens>
     // expected-error @+1 {{names no buffer of the step: @b1}}
-    plan.launch @k::@f grid(<tokens>, 1) block(32) [#plan.view<@b1>]
+    plan.launch @k::@f <embedding> grid(<tokens>, 1) block(32) [#plan.view<@b1>]
   }
 }
 
@@ -34,7 +34,7 @@ module {
   plan.step {
     plan.buffer @b0 : 8 x f32, rows <tokens>
     // expected-error @+1 {{outside buffer @b0 of width 8}}
-    plan.launch @k::@f grid(<tokens>, 1) block(32) [#plan.view<@b0[4, 8]>]
+    plan.launch @k::@f <embedding> grid(<tokens>, 1) block(32) [#plan.view<@b0[4, 8]>]
   }
 }
 
@@ -43,7 +43,7 @@ module {
 module {
   plan.step {
     // expected-error @+1 {{a view is a whole buffer or [column, width] with width > 0; found [4, 0]}}
-    plan.launch @k::@f grid(<tokens>, 1) block(32) [#plan.view<@b0[4, 0]>]
+    plan.launch @k::@f <embedding> grid(<tokens>, 1) block(32) [#plan.view<@b0[4, 0]>]
   }
 }
 
@@ -52,7 +52,7 @@ module {
 module {
   plan.step {
     // expected-error @+1 {{'plan.launch' op attribute 'block_x' failed to satisfy constraint}}
-    plan.launch @k::@f grid(<tokens>, 1) block(2048) []
+    plan.launch @k::@f <embedding> grid(<tokens>, 1) block(2048) []
   }
 }
 
@@ -61,7 +61,7 @@ module {
 module {
   plan.step {
     // expected-error @+1 {{argument "x" is not a view, weight, input, parameter or i64}}
-    plan.launch @k::@f grid(<tokens>, 1) block(32) ["x"]
+    plan.launch @k::@f <embedding> grid(<tokens>, 1) block(32) ["x"]
   }
 }
 
@@ -90,7 +90,7 @@ module {
   plan.step {
     plan.buffer @b0 : 8 x f32, rows <tokens>
     // expected-error @+1 {{on the side stream outside a fork and its join}}
-    plan.launch @k::@f grid(<tokens>, 1) block(32) [#plan.view<@b0>] {side}
+    plan.launch @k::@f <embedding> grid(<tokens>, 1) block(32) [#plan.view<@b0>] {side}
   }
 }
 
@@ -119,5 +119,28 @@ module {
   // expected-error @+1 {{a fork without a join}}
   plan.step {
     plan.fork
+  }
+}
+
+// -----
+
+module {
+  plan.step {
+    // expected-error @+2 {{unknown kernel family 'softmax'}}
+    // expected-error @+1 {{failed to parse Plan_KernelAttr parameter 'spec'}}
+    plan.launch @k::@f <softmax> grid(<tokens>, 1) block(32) []
+  }
+}
+
+// -----
+
+// A kernel compiled for rows of 768 (a column range of the merged q/k/v
+// output) must be given a buffer of that width.
+module {
+  plan.step {
+    plan.buffer @b0 : 256 x bf16, rows <tokens>
+    plan.buffer @b1 : 128 x bf16, rows <tokens>
+    // expected-error @+1 {{argument 1 is a view of @b0 of width 256; the kernel was compiled for a row stride of 768}}
+    plan.launch @k::@f <swiglu, strides = [256, 768]> grid(<tokens>, 1) block(32) [#plan.view<@b0[0, 128]>, #plan.view<@b0[128, 128]>, #plan.view<@b1>]
   }
 }

@@ -36,15 +36,15 @@ module {
     plan.buffer @m : 8 x f32, rows <tokens>
     plan.buffer @out : 8 x f32, rows <tokens>
     plan.buffer @unused : 8 x f32, rows <tokens>
-    plan.launch @k::@embed grid(<tokens>, 1) block(32) [#plan.view<@x>]
-    plan.launch @k::@norm grid(<tokens>, 1) block(32) [#plan.view<@x>, #plan.view<@y>]
-    plan.launch @k::@next grid(<tokens>, 1) block(32) [#plan.view<@y>, #plan.view<@z>]
-    plan.launch @k::@cast grid(<tokens>, 1) block(32) [#plan.view<@z>, #plan.view<@h>]
-    plan.launch @k::@gather grid(<rows>, 1) block(32) [#plan.view<@z>, #plan.view<@r>]
+    plan.launch @k::@embed <embedding> grid(<tokens>, 1) block(32) [#plan.view<@x>]
+    plan.launch @k::@norm <layer_norm> grid(<tokens>, 1) block(32) [#plan.view<@x>, #plan.view<@y>]
+    plan.launch @k::@next <layer_norm> grid(<tokens>, 1) block(32) [#plan.view<@y>, #plan.view<@z>]
+    plan.launch @k::@cast <quantize_fp8> grid(<tokens>, 1) block(32) [#plan.view<@z>, #plan.view<@h>]
+    plan.launch @k::@gather <gather_rows> grid(<rows>, 1) block(32) [#plan.view<@z>, #plan.view<@r>]
     plan.fork
-    plan.launch @k::@side grid(<tokens>, 1) block(32) [#plan.view<@z>, #plan.view<@s>] {side}
-    plan.launch @k::@main grid(<tokens>, 1) block(32) [#plan.view<@h>, #plan.view<@m>]
+    plan.launch @k::@side <quantize_fp8> grid(<tokens>, 1) block(32) [#plan.view<@z>, #plan.view<@s>] {side}
+    plan.launch @k::@main <quantize_fp8> grid(<tokens>, 1) block(32) [#plan.view<@h>, #plan.view<@m>]
     plan.join
-    plan.launch @k::@sum grid(<tokens>, 1) block(32) [#plan.view<@s>, #plan.view<@m>, #plan.view<@out>]
+    plan.launch @k::@sum <residual_sum> grid(<tokens>, 1) block(32) [#plan.view<@s>, #plan.view<@m>, #plan.view<@out>]
   }
 }

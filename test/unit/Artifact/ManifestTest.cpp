@@ -104,21 +104,27 @@ TEST(ManifestTest, KVGroupsRoundTripAndAgreeWithTheConfig) {
 }
 
 TEST(ManifestTest, RejectsAnOlderFormatVersion) {
-  // Version 5 plans had one stream; version 4 kernels did not wait for the
+  // Version 6 kernel steps carried no spec; version 5 plans had one stream;
+  // version 4 kernels did not wait for the
   // launch before them, so launching them early would race; version 3 plans
   // had no per-token kinds.
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
   m.weights = WeightLayout::forModel(m.config, DType::F32);
   std::string text = m.toJson();
-  size_t at = text.find("\"format_version\":6");
+  size_t at = text.find("\"format_version\":7");
   ASSERT_NE(at, std::string::npos) << text;
-  text.replace(at, 18, "\"format_version\":5");
+  text.replace(at, 18, "\"format_version\":6");
   StatusOr<Manifest> parsed = Manifest::parse(text, "old.so");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().message(),
-            "old.so: manifest format_version must be 6 (compiled by another "
+            "old.so: manifest format_version must be 7 (compiled by another "
             "version of cohere2c-compile: compile the model again)");
 }
+
+// The spec of an embedding kernel, as a manifest writes it.
+constexpr const char *kEmbeddingSpec =
+    R"("spec":{"family":"embedding","rows":"all","rope":false,"window":0,"out_f32":false,)"
+    R"("strides":[0,0,0]})";
 
 // A plan naming a size or an input the runtime does not provide is refused
 // on load, naming the entry (the executor would otherwise look up a missing name).
@@ -126,8 +132,8 @@ TEST(LaunchPlanTest, RejectsUnknownParameters) {
   auto parse = [](const std::string &step) {
     return LaunchPlan::parse(R"({"buffers":[],"steps":[)" + step + "]}", "x.so");
   };
-  std::string kernel =
-      R"({"kind":"kernel","kernel":"k","grid_x":"GRID","grid_y":1,"block_x":32,"args":[ARG]})";
+  std::string kernel = R"({"kind":"kernel","kernel":"k",)" + std::string(kEmbeddingSpec) +
+                       R"(,"grid_x":"GRID","grid_y":1,"block_x":32,"args":[ARG]})";
   auto with = [&](const std::string &grid, const std::string &arg) {
     std::string s = kernel;
     s.replace(s.find("GRID"), 4, grid);
@@ -155,6 +161,11 @@ TEST(LaunchPlanTest, RejectsUnknownParameters) {
       R"({"buffers":[{"name":"b0","width":4,"dtype":"F32","rows":"layers"}],"steps":[]})", "x.so");
   ASSERT_FALSE(rows.ok());
   EXPECT_NE(rows.status().message().find("buffer rows \"layers\""), std::string::npos);
+  std::string family = with("tokens", "");
+  family.replace(family.find("embedding"), 9, "softmax");
+  StatusOr<LaunchPlan> spec = parse(family);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().message(), "x.so: malformed launch plan: kernel spec of k");
 }
 
 // Every name a plan uses resolves and every size is in range, or the plan
@@ -178,8 +189,9 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
     return R"({"kind":")" + kind + R"(","name":")" + name + R"(","value":0,"column":)" +
            std::to_string(column) + R"(,"width":)" + std::to_string(width) + "}";
   };
-  auto kernel = [](const std::string &args, int gridY = 1, int block = 32) {
-    return R"({"kind":"kernel","kernel":"k","grid_x":"tokens","grid_y":)" +
+  auto kernel = [](const std::string &args, int gridY = 1, int block = 32,
+                   const std::string &spec = kEmbeddingSpec) {
+    return R"({"kind":"kernel","kernel":"k",)" + spec + R"(,"grid_x":"tokens","grid_y":)" +
            std::to_string(gridY) + R"(,"block_x":)" + std::to_string(block) +
            R"(,"args":[)" + args + "]}";
   };
@@ -198,6 +210,15 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
   EXPECT_EQ(plan(kernel(arg("weight", "model.norm"))),
             "x.so: launch plan: argument names no weight: model.norm");
   EXPECT_EQ(plan(kernel("", 0)), "x.so: launch plan: kernel k launched with grid_y 0 and block_x 32");
+  // A SwiGLU kernel compiled for gate rows of 768 (a column range of a
+  // merged GEMM's output) given a buffer 8 wide would read the wrong rows.
+  const std::string swiglu = R"("spec":{"family":"swiglu","rows":"all","rope":false,)"
+                             R"("window":0,"out_f32":false,"strides":[768,768,0]})";
+  EXPECT_EQ(plan(kernel(arg("buffer", "b0") + "," + arg("buffer", "b0") + "," +
+                            arg("buffer", "b0"),
+                        1, 32, swiglu)),
+            "x.so: launch plan: kernel k: argument 0 must be a buffer of row width 768, the "
+            "stride it was compiled for");
   EXPECT_EQ(plan(kernel("", 1, 2048)),
             "x.so: launch plan: kernel k launched with grid_y 1 and block_x 2048");
   auto gemm = [&](int64_t n, const std::string &a) {

@@ -11,26 +11,15 @@
 
 namespace cohere2c::test {
 
-namespace {
-bool startsWith(const std::string &s, const char *prefix) {
-  return s.rfind(prefix, 0) == 0;
-}
-
-/// The row stride a kernel was specialized to for argument `what`: N of
-/// "_<what>stride<N>" in its name, else the row's own width.
-int64_t strideInName(const std::string &kernel, const std::string &what, int64_t width) {
-  std::string key = "_" + what + "stride";
-  size_t at = kernel.find(key);
-  return at == std::string::npos ? width : std::stoll(kernel.substr(at + key.size()));
-}
-} // namespace
-
-void PlanInterpreter::expectStride(const std::string &kernel, const std::string &what,
-                                   int64_t width, const Ref &view) {
-  if (error_.empty() && strideInName(kernel, what, width) != view.stride)
-    error_ = kernel + ": compiled for a " + what + " row stride of " +
-             std::to_string(strideInName(kernel, what, width)) + ", given a buffer of " +
-             std::to_string(view.stride);
+void PlanInterpreter::expectStrides(const PlanStep &step) {
+  std::vector<int> rows = rowStrideArguments(step.spec);
+  for (size_t i = 0; i < rows.size() && error_.empty(); ++i) {
+    int64_t given = arg(step.args[rows[i]]).stride;
+    if (given != step.spec.strides[i])
+      error_ = step.kernel + ": argument " + std::to_string(rows[i]) +
+               " compiled for a row stride of " + std::to_string(step.spec.strides[i]) +
+               ", given a buffer of " + std::to_string(given);
+  }
 }
 
 bool PlanInterpreter::Ref::inBounds(int64_t i) const {
@@ -171,6 +160,9 @@ void PlanInterpreter::quantizeRow(const std::vector<float> &row, uint8_t *bytes,
 
 void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
   const std::string &k = step.kernel;
+  const KernelSpec &spec = step.spec;
+  using F = KernelFamily;
+  expectStrides(step);
   const ModelConfig &c = manifest_.config;
   auto i32 = [](const Ref &r, int64_t i) { return r.getInt(i); };
   auto widthOf = [&](const PlanArg &a) {
@@ -211,31 +203,29 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
   };
   const auto &a = step.args;
   for (int64_t t = 0; t < gridX; ++t) {
-    if (startsWith(k, "embedding_")) {
+    if (spec.family == F::Embedding) {
       Ref ids = arg(a[0]), table = arg(a[1]), out = arg(a[2]);
       int64_t h = widthOf(a[2]);
       for (int64_t d = 0; d < h; ++d)
         out.set(t * h + d, table.get(i32(ids, t) * h + d));
-    } else if (startsWith(k, "layer_norm_quant_fp8_")) {
+    } else if (spec.family == F::LayerNormQuantFP8) {
       Ref w = arg(a[1]);
-      std::vector<float> row = layerNorm(arg(a[0]), w, t, widthOf(a[0]));
-      for (float &v : row)
-        v = roundTo(v, w.dtype);
-      storeQuantized(row, t, a[2], a[3]);
-    } else if (startsWith(k, "layer_norm_")) {
+      // Quantized from the f32 row, as the recipe (no bf16 rounding first).
+      storeQuantized(layerNorm(arg(a[0]), w, t, widthOf(a[0])), t, a[2], a[3]);
+    } else if (spec.family == F::LayerNorm) {
       Ref out = arg(a[2]);
       int64_t h = widthOf(a[2]);
       std::vector<float> row = layerNorm(arg(a[0]), arg(a[1]), t, h);
       for (int64_t d = 0; d < h; ++d)
         out.set(t * h + d, row[d]);
-    } else if (startsWith(k, "attention_merge_")) {
+    } else if (spec.family == F::AttentionMerge) {
       // out = sum_z acc_z e^(m_z - m) / sum_z l_z e^(m_z - m), m = max_z m_z.
       // Block row t: token generated_rows[t] for the "_generated" kernels;
       // "_prompt": token t, skipped if generated, its splits an argument.
       Ref partial = arg(a[0]), out = arg(a[1]);
-      bool prompt = startsWith(k, "attention_merge_prompt_");
+      bool prompt = spec.rows == KernelRows::Prompt;
       // Arguments: partial, out, splits[, generated_rows | generated].
-      int64_t token = k.find("_generated") != std::string::npos ? i32(arg(a[3]), t) : t;
+      int64_t token = spec.rows == KernelRows::Generated ? i32(arg(a[3]), t) : t;
       if (prompt && i32(arg(a[3]), t) != 0)
         continue;
       int64_t heads = c.numHeads, hd = c.headDim;
@@ -256,11 +246,12 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
         for (int64_t d = 0; d < hd; ++d)
           out.set(token * heads * hd + h * hd + d, (float)(acc[d] / l));
       }
-    } else if (startsWith(k, "kv_append_") || startsWith(k, "attention_")) {
-      bool append = startsWith(k, "kv_append_");
-      bool prefill = startsWith(k, "attention_prefill_");
-      bool sliding = k.find("sliding") != std::string::npos ||
-                     startsWith(k, "kv_append_rope");
+    } else if (spec.family == F::KVAppend || spec.family == F::Attention ||
+               spec.family == F::AttentionPrefill) {
+      bool append = spec.family == F::KVAppend;
+      bool prefill = spec.family == F::AttentionPrefill;
+      // RoPE (append) and the window (attention) of a sliding layer.
+      bool sliding = append ? spec.rope : spec.window > 0;
       // kv_append: k, v, positions, seqs, tables, pool, slot, bs, width[, q,
       //   q_rotated] (rope: q rotated into q_rotated, which attention reads)
       // attention: q, positions, seqs, tables, pool, partial, slot, bs, width,
@@ -284,7 +275,7 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
           prefill ? std::min(firstToken + kPrefillTileTokens, scalar(a[9])) : row + 1;
       // The "_generated" kernels' block row is token generated_rows[row];
       // the prefill kernel skips generated tokens.
-      bool generatedOnly = k.find("_generated") != std::string::npos;
+      bool generatedOnly = spec.rows == KernelRows::Generated;
       if (generatedOnly)
         firstToken = i32(arg(a.back()), row), endToken = firstToken + 1;
       for (int64_t token = firstToken; token < endToken; ++token) {
@@ -306,8 +297,6 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
         };
         if (append) {
           Ref kk = arg(a[0]), vv = arg(a[1]);
-          expectStride(k, "k", kvh * hd, kk);
-          expectStride(k, "v", kvh * hd, vv);
           for (int64_t h = 0; h < kvh; ++h) {
             std::vector<float> key(hd);
             for (int64_t d = 0; d < hd; ++d) {
@@ -322,7 +311,6 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
           if (!sliding)
             continue;
           Ref q = arg(a[9]), rotated = arg(a[10]);
-          expectStride(k, "q", heads * hd, q);
           for (int64_t h = 0; h < heads; ++h) {
             std::vector<float> query(hd);
             for (int64_t d = 0; d < hd; ++d)
@@ -352,7 +340,7 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
           for (int64_t i = runStart; i < tileEnd && i32(seqs, i) == i32(seqs, runStart); ++i)
             minP = std::min<int64_t>(minP, i32(positions, i)),
             maxP = std::max<int64_t>(maxP, i32(positions, i));
-          int64_t lo = sliding ? std::max<int64_t>(0, minP - c.slidingWindow + 1) : 0;
+          int64_t lo = sliding ? std::max<int64_t>(0, minP - spec.window + 1) : 0;
           int64_t hi = maxP + 1, firstTile = lo / kPrefillKeyTile * kPrefillKeyTile;
           int64_t runTiles = (hi - firstTile + kPrefillKeyTile - 1) / kPrefillKeyTile;
           int64_t share =
@@ -423,8 +411,7 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
           }
         };
         Ref q = arg(a[0]);
-        expectStride(k, "q", heads * hd, q);
-        int64_t first = sliding ? std::max<int64_t>(0, p - c.slidingWindow + 1) : 0;
+        int64_t first = sliding ? std::max<int64_t>(0, p - spec.window + 1) : 0;
         for (int64_t h = 0; h < heads; ++h) {
           int64_t kv = h / (heads / kvh);
           std::vector<float> query(hd);
@@ -461,13 +448,12 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
             partial.set(at + 2 + d, (float)acc[d]);
         }
       }
-    } else if (startsWith(k, "gemv_")) {
+    } else if (spec.family == F::Gemv || spec.family == F::GemvFP8) {
       // A linear layer of one token: out[0, j] = sum_k x[0, k] w[j, k]
       // (FP8: x_scale[0] w_scale[j] times that).
-      bool fp8 = startsWith(k, "gemv_fp8_");
+      bool fp8 = spec.family == F::GemvFP8;
       Ref x = arg(a[0]), w = arg(a[fp8 ? 2 : 1]), out = arg(a.back());
-      // The kernel stores bf16 unless its name says f32.
-      DType stored = k.find("_outf32") != std::string::npos ? DType::F32 : DType::BF16;
+      DType stored = spec.outF32 ? DType::F32 : DType::BF16;
       if (out.dtype != stored && error_.empty())
         error_ = k + ": stores " + dtypeName(stored) + " into a buffer of " +
                  dtypeName(out.dtype);
@@ -480,38 +466,36 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
           sum *= (double)arg(a[1]).get(t) * arg(a[3]).get(j);
         out.set(t * n + j, (float)sum);
       }
-    } else if (startsWith(k, "greedy_tokens_")) {
+    } else if (spec.family == F::GreedyTokens) {
       // Row t's greedy token: the engine's own greedyToken.
       Ref logits = arg(a[0]), tokens = arg(a[1]);
       std::vector<float> row(c.vocabSize);
       for (int64_t d = 0; d < c.vocabSize; ++d)
         row[d] = logits.get(t * c.vocabSize + d);
       tokens.setInt(t, greedyToken(row.data(), c.vocabSize));
-    } else if (startsWith(k, "quantize_fp8_")) {
+    } else if (spec.family == F::QuantizeFP8) {
       Ref in = arg(a[0]);
       int64_t w = widthOf(a[0]);
       std::vector<float> row(w);
       for (int64_t d = 0; d < w; ++d)
         row[d] = in.get(t * w + d);
       storeQuantized(row, t, a[1], a[2]);
-    } else if (startsWith(k, "swiglu_")) {
+    } else if (spec.family == F::SwiGLU || spec.family == F::SwiGLUQuantFP8) {
       Ref g = arg(a[0]), u = arg(a[1]);
       int64_t w = widthOf(a[0]);
-      expectStride(k, "gate", w, g);
-      expectStride(k, "up", w, u);
       std::vector<float> row(w);
       for (int64_t d = 0; d < w; ++d) {
         float x = g.get(t * g.stride + d);
-        row[d] = roundTo(x / (1.0f + std::exp(-x)) * u.get(t * u.stride + d), g.dtype);
+        row[d] = x / (1.0f + std::exp(-x)) * u.get(t * u.stride + d);
       }
-      if (startsWith(k, "swiglu_quant_fp8_")) {
-        storeQuantized(row, t, a[2], a[3]);
+      if (spec.family == F::SwiGLUQuantFP8) {
+        storeQuantized(row, t, a[2], a[3]); // from the f32 product
       } else {
         Ref out = arg(a[2]);
         for (int64_t d = 0; d < w; ++d)
           out.set(t * w + d, row[d]);
       }
-    } else if (startsWith(k, "residual_sum")) {
+    } else if (spec.family == F::ResidualSum) {
       int64_t w = widthOf(a.back());
       Ref out = arg(a.back());
       for (int64_t d = 0; d < w; ++d) {
@@ -520,7 +504,7 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
           sum += arg(a[i]).get(t * w + d);
         out.set(t * w + d, sum);
       }
-    } else if (startsWith(k, "gather_rows_")) {
+    } else if (spec.family == F::GatherRows) {
       Ref in = arg(a[0]), rows = arg(a[1]), out = arg(a[2]);
       int64_t w = widthOf(a[2]);
       for (int64_t d = 0; d < w; ++d)

@@ -61,11 +61,9 @@ private:
     bool inBounds(int64_t i) const;
   };
   Ref arg(const PlanArg &a);
-  /// Records an error when a kernel's name says another row stride for
-  /// argument `what` than the buffer it is given (a column view's is the
-  /// buffer's width; a whole buffer's, `width`).
-  void expectStride(const std::string &kernel, const std::string &what, int64_t width,
-                    const Ref &view);
+  /// Records an error when a launch gives a kernel a buffer of another
+  /// width than the row stride its spec was compiled for.
+  void expectStrides(const PlanStep &step);
   std::string error_;
   int64_t scalar(const PlanArg &a) const;
   void kernel(const PlanStep &step, int64_t gridX);

@@ -50,6 +50,69 @@ FailureOr<::cohere2c::PlanInput> mlir::cohere2c::plan::parsePlanInput(AsmParser 
   return parseNamed<::cohere2c::PlanInput>(parser, ::cohere2c::planInputNamed, "step input");
 }
 
+FailureOr<::cohere2c::KernelSpec> mlir::cohere2c::plan::parseKernelSpec(AsmParser &parser) {
+  ::cohere2c::KernelSpec spec;
+  FailureOr<::cohere2c::KernelFamily> family =
+      parseNamed<::cohere2c::KernelFamily>(parser, ::cohere2c::kernelFamilyNamed, "kernel family");
+  if (failed(family))
+    return failure();
+  spec.family = *family;
+  while (succeeded(parser.parseOptionalComma())) {
+    SMLoc at = parser.getCurrentLocation();
+    StringRef key;
+    if (parser.parseKeyword(&key))
+      return failure();
+    if (key == "rope" || key == "out_f32") {
+      (key == "rope" ? spec.rope : spec.outF32) = true;
+    } else if (key == "rows") {
+      if (parser.parseEqual())
+        return failure();
+      FailureOr<::cohere2c::KernelRows> rows = parseNamed<::cohere2c::KernelRows>(
+          parser, ::cohere2c::kernelRowsNamed, "kernel rows");
+      if (failed(rows))
+        return failure();
+      spec.rows = *rows;
+    } else if (key == "window") {
+      if (parser.parseEqual() || parser.parseInteger(spec.window))
+        return failure();
+    } else if (key == "strides") {
+      size_t n = 0;
+      auto one = [&]() -> ParseResult {
+        if (n == spec.strides.size())
+          return parser.emitError(parser.getCurrentLocation())
+                 << "at most " << spec.strides.size() << " strides";
+        return parser.parseInteger(spec.strides[n++]);
+      };
+      if (parser.parseEqual() || parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, one))
+        return failure();
+    } else {
+      return parser.emitError(at) << "unknown kernel spec field '" << key << "'";
+    }
+  }
+  return spec;
+}
+
+void mlir::cohere2c::plan::printKernelSpec(AsmPrinter &printer,
+                                          const ::cohere2c::KernelSpec &spec) {
+  printer << ::cohere2c::kernelFamilyName(spec.family);
+  if (spec.rows != ::cohere2c::KernelRows::All)
+    printer << ", rows = " << ::cohere2c::kernelRowsName(spec.rows);
+  if (spec.rope)
+    printer << ", rope";
+  if (spec.window)
+    printer << ", window = " << spec.window;
+  if (spec.outF32)
+    printer << ", out_f32";
+  size_t n = 0;
+  while (n < spec.strides.size() && spec.strides[n])
+    ++n;
+  if (n) {
+    printer << ", strides = [";
+    llvm::interleaveComma(llvm::ArrayRef(spec.strides.data(), n), printer);
+    printer << "]";
+  }
+}
+
 LogicalResult ViewAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                FlatSymbolRefAttr buffer, int64_t column, int64_t width) {
   if (column < 0 || width < 0 || (width == 0 && column != 0))

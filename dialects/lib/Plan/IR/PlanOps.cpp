@@ -40,6 +40,29 @@ LogicalResult GemmOp::verify() {
   return success();
 }
 
+/// The arguments a launch's kernel compiled a row stride for are views of
+/// buffers of that width.
+static LogicalResult verifyRowStrides(StepOp step, LaunchOp launch) {
+  const ::cohere2c::KernelSpec &spec = launch.getSpec().getSpec();
+  std::vector<int> rows = ::cohere2c::rowStrideArguments(spec);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto view = rows[i] < (int)launch.getArgs().size()
+                    ? dyn_cast<ViewAttr>(launch.getArgs()[rows[i]])
+                    : ViewAttr();
+    BufferOp buffer = view ? step.lookupSymbol<BufferOp>(view.getBuffer()) : BufferOp();
+    if (!buffer)
+      return launch.emitOpError("argument ") << rows[i] << " must be a buffer view (a "
+                                             << ::cohere2c::kernelFamilyName(spec.family)
+                                             << " kernel reads rows of it)";
+    if ((int64_t)buffer.getWidth() != spec.strides[i])
+      return launch.emitOpError("argument ")
+             << rows[i] << " is a view of " << view.getBuffer() << " of width "
+             << buffer.getWidth() << "; the kernel was compiled for a row stride of "
+             << spec.strides[i];
+  }
+  return success();
+}
+
 LogicalResult StepOp::verify() {
   // Views name buffers of the step and lie inside them; forks and joins
   // alternate, from a fork to a join, with the side steps between them.
@@ -69,6 +92,8 @@ LogicalResult StepOp::verify() {
         return op.emitOpError("view ") << view << " outside buffer " << view.getBuffer()
                                        << " of width " << buffer.getWidth();
     }
+    if (auto launch = dyn_cast<LaunchOp>(op); launch && failed(verifyRowStrides(*this, launch)))
+      return failure();
   }
   if (forked)
     return emitOpError("a fork without a join");

@@ -7,6 +7,7 @@
 #ifndef COHERE2C_DIALECT_PLAN_IR_PLAN_H
 #define COHERE2C_DIALECT_PLAN_IR_PLAN_H
 
+#include "Artifact/KernelSpec.h"
 #include "Artifact/LaunchPlan.h"
 #include "Artifact/StepParams.h"
 
@@ -17,11 +18,25 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/RegionKindInterface.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/Hashing.h"
+
+namespace cohere2c {
+/// For the uniquing of #plan.kernel attributes.
+inline llvm::hash_code hash_value(const KernelSpec &s) {
+  return llvm::hash_combine(s.family, s.rows, s.rope, s.window, s.outF32,
+                            llvm::hash_combine_range(s.strides.begin(), s.strides.end()));
+}
+} // namespace cohere2c
 
 namespace mlir::cohere2c::plan {
 /// Parse a step parameter or input by its name (StepParams.h, LaunchPlan.h).
 FailureOr<::cohere2c::StepParam> parseStepParam(AsmParser &parser);
 FailureOr<::cohere2c::PlanInput> parsePlanInput(AsmParser &parser);
+/// `family[, rows = R][, rope][, window = W][, out_f32][, strides = [a, ...]]`.
+FailureOr<::cohere2c::KernelSpec> parseKernelSpec(AsmParser &parser);
+void printKernelSpec(AsmPrinter &printer, const ::cohere2c::KernelSpec &spec);
+/// The name of the gpu.func attribute holding a kernel's #plan.kernel.
+inline constexpr llvm::StringLiteral kKernelSpecAttr = "plan.kernel";
 
 /// The artifact's name for an element type: f8E4M3FN, bf16, f16, else f32.
 inline ::cohere2c::DType dtypeOf(Type t) {

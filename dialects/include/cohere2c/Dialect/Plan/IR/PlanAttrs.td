@@ -46,4 +46,24 @@ def Plan_WeightAttr : Plan_Attr<"Weight", "weight"> {
   let assemblyFormat = "`<` $name (`,` $elements^)? `>`";
 }
 
+def Plan_KernelSpecParameter : AttrParameter<"::cohere2c::KernelSpec", "a kernel spec"> {
+  let parser = "::mlir::cohere2c::plan::parseKernelSpec($_parser)";
+  let printer = "::mlir::cohere2c::plan::printKernelSpec($_printer, $_self)";
+}
+
+def Plan_KernelAttr : Plan_Attr<"Kernel", "kernel"> {
+  let summary = "What a generated kernel computes: its family and specialization";
+  let description = [{
+    Attached to each generated gpu.func as `plan.kernel`
+    (lib/Artifact/KernelSpec.h says what each family computes and takes):
+    `#plan.kernel<swiglu_quant_fp8, strides = [2048, 2048]>`,
+    `#plan.kernel<attention, rows = generated, window = 4096, strides = [6144]>`,
+    `#plan.kernel<kv_append, rope, strides = [6144, 6144, 6144]>`,
+    `#plan.kernel<gemv_fp8, out_f32>`. Omitted fields take their defaults
+    (rows all, no rope, window 0 = full, bf16 output, no strides).
+  }];
+  let parameters = (ins Plan_KernelSpecParameter:$spec);
+  let assemblyFormat = "`<` $spec `>`";
+}
+
 #endif // COHERE2C_PLAN_ATTRS

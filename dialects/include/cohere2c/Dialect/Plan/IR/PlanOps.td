@@ -35,15 +35,19 @@ def Plan_BufferOp : Plan_Op<"buffer", [Symbol, HasParent<"StepOp">]> {
 def Plan_LaunchOp : Plan_Op<"launch", [HasParent<"StepOp">]> {
   let summary = "A kernel launch: grid (grid_x, grid_y), block (block_x)";
   let description = [{
-    grid_x is a step parameter; a launch whose grid_x is 0 is skipped.
-    `side`: runs on the side stream (between a fork and its join).
+    `spec` says what the kernel computes (its family: which arguments in
+    which order, and the values it was specialized on); the symbol only
+    names its code. grid_x is a step parameter; a launch whose grid_x is 0
+    is skipped. `side`: runs on the side stream (between a fork and its
+    join). The verifier checks the arguments the spec compiled row strides
+    for (KernelSpec.h, rowStrideArguments) are views of buffers that wide.
   }];
-  let arguments = (ins SymbolRefAttr:$kernel, Plan_ParamAttr:$grid_x,
+  let arguments = (ins SymbolRefAttr:$kernel, Plan_KernelAttr:$spec, Plan_ParamAttr:$grid_x,
                        ConfinedAttr<I64Attr, [IntMinValue<1>, IntMaxValue<65535>]>:$grid_y,
                        ConfinedAttr<I64Attr, [IntMinValue<1>, IntMaxValue<1024>]>:$block_x,
                        ArrayAttr:$args, UnitAttr:$side);
   let assemblyFormat = [{
-    $kernel `grid` `(` $grid_x `,` $grid_y `)` `block` `(` $block_x `)` $args attr-dict
+    $kernel $spec `grid` `(` $grid_x `,` $grid_y `)` `block` `(` $block_x `)` $args attr-dict
   }];
   let hasVerifier = 1;
 }
