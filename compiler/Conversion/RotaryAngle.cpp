@@ -37,3 +37,11 @@ std::pair<Value, Value> mlir::cohere2c::emitRotaryCosSin(ImplicitLocOpBuilder &b
   Value reduced = arith::TruncFOp::create(b, f32, r);
   return {math::CosOp::create(b, reduced), math::SinOp::create(b, reduced)};
 }
+
+std::pair<Value, Value> mlir::cohere2c::emitRotatePair(ImplicitLocOpBuilder &b, Value x0, Value x1,
+                                                       Value cos, Value sin) {
+  auto mul = [&](Value x, Value y) { return arith::MulFOp::create(b, x, y); };
+  Value first = arith::SubFOp::create(b, mul(x0, cos), mul(x1, sin));
+  Value second = arith::AddFOp::create(b, mul(x1, cos), mul(x0, sin));
+  return {first, second};
+}

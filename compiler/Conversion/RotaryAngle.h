@@ -1,4 +1,4 @@
-//===- RotaryAngle.h - The rotary embedding's angle, shared by lowerings --===//
+//===- RotaryAngle.h - The rotary embedding, shared by lowerings ---------===//
 #ifndef COHERE2C_CONVERSION_ROTARYANGLE_H
 #define COHERE2C_CONVERSION_ROTARYANGLE_H
 
@@ -18,6 +18,11 @@ namespace mlir::cohere2c {
 /// relative error is large, which the rotation's absolute use tolerates.
 std::pair<Value, Value> emitRotaryCosSin(ImplicitLocOpBuilder &b, double theta,
                                          int64_t headDim, Value position, Value pair);
+
+/// The interleaved pair (x0, x1) = (x[2m], x[2m+1]) rotated by the angle
+/// whose cos and sin are given (f32): (x0 cos - x1 sin, x1 cos + x0 sin).
+std::pair<Value, Value> emitRotatePair(ImplicitLocOpBuilder &b, Value x0, Value x1, Value cos,
+                                       Value sin);
 
 } // namespace mlir::cohere2c
 

@@ -77,13 +77,14 @@ KernelGenerator::Kernel KernelGenerator::kvAppendKernel(Type e, attn::AttentionO
   }
   Value q = kernel.getArgument(9), qRotated = kernel.getArgument(10);
   double theta = rope.getTheta().convertToDouble();
-  // (x0 c - x1 s, x1 c + x0 s) of the pair at src[srcRow + 2i], stored at
-  // dst[dstRow + 2i].
+  // The pair at src[srcRow + 2i] rotated, stored at dst[dstRow + 2i].
   auto rotate = [&](Value src, Value srcRow, Value dst, Value dstRow, Value even, Value c,
                     Value sn) {
-    Value x0 = load(src, add(srcRow, even)), x1 = load(src, add(srcRow, add(even, index(1))));
-    store(subf(mulf(x0, c), mulf(x1, sn)), dst, add(dstRow, even));
-    store(addf(mulf(x1, c), mulf(x0, sn)), dst, add(dstRow, add(even, index(1))));
+    Value odd = add(even, index(1));
+    auto [r0, r1] =
+        emitRotatePair(b, load(src, add(srcRow, even)), load(src, add(srcRow, odd)), c, sn);
+    store(r0, dst, add(dstRow, even));
+    store(r1, dst, add(dstRow, odd));
   };
   forChunkElement(heads * hd / 2, [&](Value i) {
     Value even = mul(i, index(2));

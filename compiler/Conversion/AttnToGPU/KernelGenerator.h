@@ -14,6 +14,7 @@
 #ifndef COHERE2C_CONVERSION_ATTNTOGPU_KERNELGENERATOR_H
 #define COHERE2C_CONVERSION_ATTNTOGPU_KERNELGENERATOR_H
 
+#include "Conversion/RowwiseFP8.h"
 #include "cohere2c/Dialect/Attn/IR/Attn.h"
 #include "cohere2c/Dialect/Plan/IR/Plan.h"
 
@@ -290,35 +291,20 @@ private:
     ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, d, index(width)),
            [&] { body(d); });
   }
-  /// Quantizes row t (held in registers) to FP8 rowwise:
-  /// scale = max(amax / 448, 1 / (448 * 512)); each pair (x[2j], x[2j+1])
-  /// becomes one i16 of two e4m3 bytes through cvt.rn.satfinite.e4m3x2.f32.
-  /// The quotient x / scale is formed in f64, as the reference does, so that
-  /// exact halfway cases round to even as there: as x times the f64
-  /// reciprocal of the scale, one DMUL instead of a division per element
-  /// (the divisions took most of a one-block kernel's time). That product is
-  /// within about 2^-52 (relative) of x / scale, far inside the f32 rounding that
-  /// follows; rounding to f32 and then e4m3 can differ from the reference
-  /// only for a quotient within about 2^-52 of an f32 midpoint next to an e4m3
-  /// tie. An exact tie, representable in f32, still rounds to even.
+  /// Quantizes row t (held in registers) to FP8 rowwise (RowwiseFP8.h): each
+  /// pair (x[2j], x[2j+1]) becomes one i16 of two e4m3 bytes through
+  /// cvt.rn.satfinite.e4m3x2.f32.
   void emitRowQuantize(Value t, int64_t width, ArrayRef<RowPair> row, Value pairs,
                        Value scales) {
-    Type f64 = b.getF64Type();
-    auto wide = [&](Value v) { return arith::ExtFOp::create(b, f64, v); };
-    auto f64c = [&](double v) { return arith::ConstantOp::create(b, b.getF64FloatAttr(v)); };
     Value amax = reduceRow(mapRow(row, [&](Value x, Value) { return math::AbsFOp::create(b, x); }),
                            [&](Value x, Value y) { return arith::MaximumFOp::create(b, x, y); });
-    Value scale = arith::MaximumFOp::create(b, arith::DivFOp::create(b, wide(amax), f64c(448)),
-                                            f64c(1.0 / (448.0 * 512.0)));
+    RowwiseScale scale = emitRowwiseScale(b, amax);
     Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, threadId, index(0));
     ifThen(first, [&] {
-      memref::StoreOp::create(b, arith::TruncFOp::create(b, b.getF32Type(), scale),
+      memref::StoreOp::create(b, arith::TruncFOp::create(b, b.getF32Type(), scale.scale),
                               scales, ValueRange{t});
     });
-    Value reciprocal = arith::DivFOp::create(b, f64c(1), scale);
-    auto quotient = [&](Value x) {
-      return arith::TruncFOp::create(b, b.getF32Type(), mulf(wide(x), reciprocal));
-    };
+    auto quotient = [&](Value x) { return emitScaledQuotient(b, x, scale); };
     forEachPair(row, [&](const RowPair &p) {
       // cvt.rn.satfinite.e4m3x2.f32 puts its first operand in the upper byte: pass
       // (x[2j+1], x[2j]) to store the bytes in order.

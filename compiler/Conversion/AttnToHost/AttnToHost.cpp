@@ -13,6 +13,7 @@
 #include "Conversion/KVCachePlacement.h"
 #include "Conversion/QuantizedLinears.h"
 #include "Conversion/RotaryAngle.h"
+#include "Conversion/RowwiseFP8.h"
 #include "Frontend/ModelToAttn.h"
 #include "cohere2c/Dialect/Attn/IR/Attn.h"
 
@@ -182,25 +183,16 @@ private:
         b, isNaN, f32(std::numeric_limits<float>::quiet_NaN()), value);
   }
   /// Rowwise quantization of in [T, width] into values (f32 on the e4m3
-  /// grid) and scales [T]: scale = max(amax / 448, 1 / (448 * 512)). The
-  /// scale and the quotient x / scale are computed in f64, as the reference
-  /// does, so that a quotient exactly halfway between two e4m3 numbers stays
-  /// halfway and rounds to even.
+  /// grid) and scales [T], the recipe of RowwiseFP8.h.
   void emitQuantize(Value in, int64_t width, Value values, Value scales) {
-    Type f64 = b.getF64Type();
-    auto wide = [&](Value v) { return arith::ExtFOp::create(b, f64, v); };
-    auto f64c = [&](double v) { return arith::ConstantOp::create(b, b.getF64FloatAttr(v)); };
     forLoop(index(0), tokens, [&](Value t) {
       Value amax = reduce(index(0), index(width), f32(0), [&](Value k, Value acc) {
         return arith::MaximumFOp::create(b, acc, math::AbsFOp::create(b, load(in, {t, k})));
       });
-      Value scale = arith::MaximumFOp::create(
-          b, arith::DivFOp::create(b, wide(amax), f64c(448)), f64c(1.0 / (448.0 * 512.0)));
-      store(arith::TruncFOp::create(b, b.getF32Type(), scale), scales, {t});
+      RowwiseScale scale = emitRowwiseScale(b, amax);
+      store(arith::TruncFOp::create(b, b.getF32Type(), scale.scale), scales, {t});
       forLoop(index(0), index(width), [&](Value k) {
-        Value quotient = arith::TruncFOp::create(
-            b, b.getF32Type(), arith::DivFOp::create(b, wide(load(in, {t, k})), scale));
-        store(roundToE4M3(quotient), values, {t, k});
+        store(roundToE4M3(emitScaledQuotient(b, load(in, {t, k}), scale)), values, {t, k});
       });
     });
   }
@@ -494,9 +486,10 @@ void StepLowering::lower(attn::AttentionOp op) {
       forLoop(index(0), index(hd / 2), [&](Value m) {
         auto [c, sn] = emitRotaryCosSin(b, rope.getTheta().convertToDouble(), hd, p32, m);
         Value even = mul(m, index(2)), odd = add(even, index(1));
-        Value x0 = load(k, {t, add(col, even)}), x1 = load(k, {t, add(col, odd)});
-        store(subf(mulf(x0, c), mulf(x1, sn)), cache.pool, {add(kBase, even)});
-        store(addf(mulf(x1, c), mulf(x0, sn)), cache.pool, {add(kBase, odd)});
+        auto [r0, r1] = emitRotatePair(b, load(k, {t, add(col, even)}),
+                                       load(k, {t, add(col, odd)}), c, sn);
+        store(r0, cache.pool, {add(kBase, even)});
+        store(r1, cache.pool, {add(kBase, odd)});
       });
     });
   });
@@ -518,9 +511,10 @@ void StepLowering::lower(attn::AttentionOp op) {
         forLoop(index(0), index(hd / 2), [&](Value m) {
           auto [c, sn] = emitRotaryCosSin(b, rope.getTheta().convertToDouble(), hd, p32, m);
           Value even = mul(m, index(2)), odd = add(even, index(1));
-          Value x0 = load(q, {t, add(col, even)}), x1 = load(q, {t, add(col, odd)});
-          store(subf(mulf(x0, c), mulf(x1, sn)), queryScratch, {even});
-          store(addf(mulf(x1, c), mulf(x0, sn)), queryScratch, {odd});
+          auto [r0, r1] = emitRotatePair(b, load(q, {t, add(col, even)}),
+                                         load(q, {t, add(col, odd)}), c, sn);
+          store(r0, queryScratch, {even});
+          store(r1, queryScratch, {odd});
         });
       } else {
         forLoop(index(0), index(hd), [&](Value d) {
