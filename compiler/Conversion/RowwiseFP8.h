@@ -26,7 +26,8 @@ RowwiseScale emitRowwiseScale(ImplicitLocOpBuilder &b, Value amax);
 /// still reached exactly, and rounds to even as there; the result can differ
 /// only for a quotient within about 2^-52 of an f32 midpoint next to an e4m3
 /// tie.
-Value emitScaledQuotient(ImplicitLocOpBuilder &b, Value x, const RowwiseScale &s);
+Value emitScaledQuotient(ImplicitLocOpBuilder &b, Value x,
+                         const RowwiseScale &s);
 
 } // namespace mlir::cohere2c
 

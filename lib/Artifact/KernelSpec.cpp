@@ -34,27 +34,34 @@ constexpr std::pair<KernelRows, std::string_view> kRowsNames[] = {
 };
 
 template <typename E, size_t N>
-std::string_view nameIn(const std::pair<E, std::string_view> (&table)[N], E value) {
-  auto it = std::find_if(std::begin(table), std::end(table),
-                         [&](const auto &entry) { return entry.first == value; });
+std::string_view nameIn(const std::pair<E, std::string_view> (&table)[N],
+                        E value) {
+  auto it =
+      std::find_if(std::begin(table), std::end(table),
+                   [&](const auto &entry) { return entry.first == value; });
   return it == std::end(table) ? std::string_view() : it->second;
 }
 
 template <typename E, size_t N>
 std::optional<E> namedIn(const std::pair<E, std::string_view> (&table)[N],
                          std::string_view name) {
-  auto it = std::find_if(std::begin(table), std::end(table),
-                         [&](const auto &entry) { return entry.second == name; });
+  auto it =
+      std::find_if(std::begin(table), std::end(table),
+                   [&](const auto &entry) { return entry.second == name; });
   return it == std::end(table) ? std::nullopt : std::optional<E>(it->first);
 }
 
 } // namespace
 
-std::string_view kernelFamilyName(KernelFamily family) { return nameIn(kFamilyNames, family); }
+std::string_view kernelFamilyName(KernelFamily family) {
+  return nameIn(kFamilyNames, family);
+}
 std::optional<KernelFamily> kernelFamilyNamed(std::string_view name) {
   return namedIn(kFamilyNames, name);
 }
-std::string_view kernelRowsName(KernelRows rows) { return nameIn(kRowsNames, rows); }
+std::string_view kernelRowsName(KernelRows rows) {
+  return nameIn(kRowsNames, rows);
+}
 std::optional<KernelRows> kernelRowsNamed(std::string_view name) {
   return namedIn(kRowsNames, name);
 }

@@ -23,23 +23,31 @@ namespace cohere2c {
 
 /// The kernel families. Arguments (in order) and what each computes:
 ///   Embedding           ids, table, out: out[t] = table[ids[t]]
-///   LayerNorm           x, w, out: Cohere's LayerNorm (no bias), f32 statistics
-///   LayerNormQuantFP8   x, w, values, scales: LayerNorm then QuantizeFP8 of the f32 row
-///   QuantizeFP8         x, values, scales: per-token e4m3 with scale
+///   LayerNorm           x, w, out: Cohere's LayerNorm (no bias), f32
+///   statistics LayerNormQuantFP8   x, w, values, scales: LayerNorm then
+///   QuantizeFP8 of the f32 row QuantizeFP8         x, values, scales:
+///   per-token e4m3 with scale
 ///                       max(amax / 448, 1 / (448 * 512))
 ///   SwiGLU              gate, up, out: silu(gate) * up
-///   SwiGLUQuantFP8      gate, up, values, scales: SwiGLU then QuantizeFP8 of the f32 row
-///   ResidualSum         inputs..., out: their sum in f32
+///   SwiGLUQuantFP8      gate, up, values, scales: SwiGLU then QuantizeFP8 of
+///   the f32 row ResidualSum         inputs..., out: their sum in f32
 ///   GatherRows          x, rows, out: out[i] = x[rows[i]]
 ///   GreedyTokens        logits, out: the lowest index of each row's maximum
-///   KVAppend            k, v, positions, seqs, tables, pool, slot, block_size, table_width
-///                       [, q, q_rotated when rope]: k and v into the paged pool (k rotated)
-///   Attention           q, positions, seqs, tables, pool, partials, slot, block_size,
-///                       table_width, splits[, generated_rows]: flash-decoding partials
-///   AttentionPrefill    q, positions, seqs, tables, pool, out, slot, block_size,
-///                       table_width, tokens, splits, partials, generated: tensor-core tiles
+///   KVAppend            k, v, positions, seqs, tables, pool, slot, block_size,
+///   table_width
+///                       [, q, q_rotated when rope]: k and v into the paged
+///                       pool (k rotated)
+///   Attention           q, positions, seqs, tables, pool, partials, slot,
+///   block_size,
+///                       table_width, splits[, generated_rows]: flash-decoding
+///                       partials
+///   AttentionPrefill    q, positions, seqs, tables, pool, out, slot,
+///   block_size,
+///                       table_width, tokens, splits, partials, generated:
+///                       tensor-core tiles
 ///   AttentionMerge      partials, out, splits[, generated_rows | generated]
-///   Gemv, GemvFP8       x[, x_scales], w[, w_scales], out: one token's linear layer
+///   Gemv, GemvFP8       x[, x_scales], w[, w_scales], out: one token's linear
+///   layer
 enum class KernelFamily : uint8_t {
   Embedding,
   LayerNorm,
@@ -79,8 +87,8 @@ struct KernelSpec {
   std::array<int64_t, 3> strides{};
 
   bool operator==(const KernelSpec &o) const {
-    return family == o.family && rows == o.rows && rope == o.rope && window == o.window &&
-           outF32 == o.outF32 && strides == o.strides;
+    return family == o.family && rows == o.rows && rope == o.rope &&
+           window == o.window && outF32 == o.outF32 && strides == o.strides;
   }
 };
 

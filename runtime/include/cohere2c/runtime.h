@@ -246,7 +246,9 @@ void cohere2c_decoder_release(cohere2c_decoder_t *decoder);
  * the cached prefix of an earlier one.
  *
  * Thread-safety: an engine and its requests are used by one thread at a
- * time (the caller serializes); distinct engines may run in parallel.
+ * time (the caller serializes); distinct engines may run in parallel. The
+ * exception is cohere2c_engine_validate, which reads only what create fixed
+ * and may be called from any thread while another uses the engine.
  *===----------------------------------------------------------------------===*/
 
 typedef struct cohere2c_engine_t cohere2c_engine_t;
@@ -318,6 +320,34 @@ typedef struct cohere2c_engine_stats_t {
 cohere2c_status_t cohere2c_engine_stats(const cohere2c_engine_t *engine,
                                         cohere2c_engine_stats_t *out_stats);
 
+/* What the engine holds now: requests running (admitted, with KV blocks)
+ * and waiting (submitted, not yet admitted), and its KV groups, one per
+ * distinct attention window (cohere2c_engine_kv_group). */
+typedef struct cohere2c_engine_load_t {
+  int64_t running;
+  int64_t waiting;
+  size_t kv_groups;
+} cohere2c_engine_load_t;
+
+cohere2c_status_t cohere2c_engine_load(const cohere2c_engine_t *engine,
+                                       cohere2c_engine_load_t *out_load);
+
+/* The blocks of one KV group: used (in some sequence's block table),
+ * evictable (unreferenced, kept for prefix reuse until needed) and free;
+ * used + evictable + free is the group's kv_blocks. name ("full",
+ * "sliding") is valid while the engine lives. Errors (INVALID_ARGUMENT):
+ * group >= kv_groups. */
+typedef struct cohere2c_kv_group_t {
+  const char *name;
+  int64_t used_blocks;
+  int64_t evictable_blocks;
+  int64_t free_blocks;
+} cohere2c_kv_group_t;
+
+cohere2c_status_t cohere2c_engine_kv_group(const cohere2c_engine_t *engine,
+                                           size_t group,
+                                           cohere2c_kv_group_t *out_group);
+
 /* Whether a request waits or runs (a step would do work). */
 cohere2c_status_t cohere2c_engine_has_work(const cohere2c_engine_t *engine,
                                            bool *out_has_work);
@@ -359,7 +389,13 @@ typedef struct cohere2c_request_options_t {
    * (cohere2c_request_logits). */
   bool record_logits;
   int64_t record_logits_from;
+  /* -1 (the default): no log probabilities; 0 to
+   * COHERE2C_MAX_TOP_LOGPROBS: each generated token's log probability and
+   * this many most likely tokens at its position (cohere2c_request_logprobs). */
+  int32_t top_logprobs;
 } cohere2c_request_options_t;
+
+#define COHERE2C_MAX_TOP_LOGPROBS 20
 
 void cohere2c_request_options_initialize(
     cohere2c_request_options_t *out_options);
@@ -375,6 +411,12 @@ cohere2c_status_t
 cohere2c_engine_submit(cohere2c_engine_t *engine,
                        const cohere2c_request_options_t *options,
                        cohere2c_request_t **out_request);
+
+/* Whether submit would accept the request, without queueing it: NULL, or
+ * the status submit would return. Safe from any thread (see Engine). */
+cohere2c_status_t
+cohere2c_engine_validate(const cohere2c_engine_t *engine,
+                         const cohere2c_request_options_t *options);
 
 typedef enum cohere2c_request_state_e {
   COHERE2C_REQUEST_IN_FLIGHT = 0, /* waiting or running */
@@ -419,6 +461,23 @@ cohere2c_status_t cohere2c_request_logits(const cohere2c_request_t *request,
                                           const float **out_logits,
                                           int64_t *out_rows,
                                           int64_t *out_first_row);
+
+/* The log probabilities of generated token `index` (< the count of
+ * cohere2c_request_generated_ids) of a request submitted with
+ * top_logprobs >= 0: *out_logprob, the token's log probability under the
+ * model's distribution at its position (log-softmax of the logits, before
+ * temperature, top-k and top-p, as vLLM reports them), and the
+ * *out_top_count (= top_logprobs) most likely tokens there, most likely
+ * first (ties: lower id first), copied into out_top_ids and
+ * out_top_logprobs, each of room for `capacity` values. Errors
+ * (INVALID_ARGUMENT): index out of range, capacity < top_logprobs;
+ * (FAILED_PRECONDITION): submitted without top_logprobs. */
+cohere2c_status_t cohere2c_request_logprobs(const cohere2c_request_t *request,
+                                            size_t index, float *out_logprob,
+                                            int32_t *out_top_ids,
+                                            float *out_top_logprobs,
+                                            size_t capacity,
+                                            size_t *out_top_count);
 
 /* Ends the request wherever it is (waiting or running), freeing its KV
  * blocks (its full blocks stay cached); its state becomes CANCELLED and its

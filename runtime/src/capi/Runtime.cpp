@@ -95,9 +95,15 @@ struct cohere2c_request_t {
   std::atomic<int64_t> references{1};
   Ticket ticket = 0;
   cohere2c_request_state_t state = COHERE2C_REQUEST_IN_FLIGHT;
-  /// The tokens and TTFT as they come; everything once finished.
+  /// As submitted: -1, or the alternatives each token's logprobs list.
+  int32_t topLogprobs = -1;
+  /// The tokens (and their logprobs) and TTFT as they come; everything once
+  /// finished.
   RequestResult result;
 };
+
+static_assert(COHERE2C_MAX_TOP_LOGPROBS == cohere2c::kMaxTopLogprobs,
+              "the C API's bound on top_logprobs is the engine's");
 
 struct cohere2c_decoder_t {
   ArtifactReference artifact;
@@ -494,6 +500,32 @@ cohere2c_status_t cohere2c_engine_stats(const cohere2c_engine_t *engine,
   return nullptr;
 }
 
+cohere2c_status_t cohere2c_engine_load(const cohere2c_engine_t *engine,
+                                       cohere2c_engine_load_t *out_load) {
+  if (!engine || !out_load)
+    return nullArgument("cohere2c_engine_load", "engine or out_load");
+  const Engine &e = *engine->engine;
+  *out_load = {e.numRunning(), e.numWaiting(), (size_t)e.kvCache().numGroups()};
+  return nullptr;
+}
+
+cohere2c_status_t cohere2c_engine_kv_group(const cohere2c_engine_t *engine,
+                                           size_t group,
+                                           cohere2c_kv_group_t *out_group) {
+  if (!engine || !out_group)
+    return nullArgument("cohere2c_engine_kv_group", "engine or out_group");
+  const kv::KVCacheManager &cache = engine->engine->kvCache();
+  if (group >= (size_t)cache.numGroups())
+    return makeStatus(COHERE2C_STATUS_INVALID_ARGUMENT,
+                      "cohere2c_engine_kv_group: group " +
+                          std::to_string(group) + " of an engine with " +
+                          std::to_string(cache.numGroups()) + " KV groups");
+  const kv::BlockPool &pool = cache.pool(group);
+  *out_group = {cache.groupSpec(group).name.c_str(), pool.numUsedBlocks(),
+                pool.numEvictableBlocks(), pool.numFreeBlocks()};
+  return nullptr;
+}
+
 cohere2c_status_t cohere2c_engine_has_work(const cohere2c_engine_t *engine,
                                            bool *out_has_work) {
   if (!engine || !out_has_work)
@@ -514,6 +546,8 @@ cohere2c_status_t cohere2c_engine_step(cohere2c_engine_t *engine) {
       return;
     RequestResult &mine = found->second->result;
     mine.generatedIds.push_back(token);
+    if (!r.logprobs.empty())
+      mine.logprobs.push_back(r.logprobs.back());
     mine.ttftMs = r.ttftMs;
     mine.cachedTokens = r.cachedTokens;
   };
@@ -541,6 +575,7 @@ void cohere2c_request_options_initialize(
   out_options->top_k = defaults.sampling.topK;
   out_options->top_p = defaults.sampling.topP;
   out_options->seed = defaults.sampling.seed;
+  out_options->top_logprobs = defaults.topLogprobs;
 }
 
 namespace {
@@ -572,6 +607,7 @@ StatusOr<Request> requestOf(const cohere2c_request_options_t &o) {
   r.ignoreEos = o.ignore_eos;
   r.recordLogits = o.record_logits;
   r.recordLogitsFrom = o.record_logits_from;
+  r.topLogprobs = o.top_logprobs;
   return r;
 }
 
@@ -597,9 +633,22 @@ cohere2c_engine_submit(cohere2c_engine_t *engine,
   submitted->result.id = request->id;
   submitted->result.ticket = *ticket;
   submitted->result.ttftMs = -1;
+  submitted->topLogprobs = request->topLogprobs;
   engine->inFlight[*ticket] = submitted;
   *out_request = submitted;
   return nullptr;
+}
+
+cohere2c_status_t
+cohere2c_engine_validate(const cohere2c_engine_t *engine,
+                         const cohere2c_request_options_t *options) {
+  if (!engine || !options)
+    return nullArgument("cohere2c_engine_validate", "engine or options");
+  auto request = requestOf(*options);
+  if (!request.ok())
+    return statusOf(request.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+  return statusOf(engine->engine->validate(*request),
+                  COHERE2C_STATUS_INVALID_ARGUMENT);
 }
 
 cohere2c_status_t cohere2c_request_state(const cohere2c_request_t *request,
@@ -627,6 +676,41 @@ cohere2c_status_t cohere2c_request_stats(const cohere2c_request_t *request,
     return nullArgument("cohere2c_request_stats", "request or out_stats");
   const RequestResult &r = request->result;
   *out_stats = {r.cachedTokens, r.ttftMs, r.totalMs};
+  return nullptr;
+}
+
+cohere2c_status_t cohere2c_request_logprobs(const cohere2c_request_t *request,
+                                            size_t index, float *out_logprob,
+                                            int32_t *out_top_ids,
+                                            float *out_top_logprobs,
+                                            size_t capacity,
+                                            size_t *out_top_count) {
+  if (!request || !out_logprob || !out_top_count ||
+      (capacity && (!out_top_ids || !out_top_logprobs)))
+    return nullArgument(
+        "cohere2c_request_logprobs",
+        "request, out_logprob, out_top_count, out_top_ids or out_top_logprobs");
+  const RequestResult &r = request->result;
+  std::string who = "request " + (r.id.empty() ? std::string("(no id)") : r.id);
+  if (request->topLogprobs < 0)
+    return makeStatus(COHERE2C_STATUS_FAILED_PRECONDITION,
+                      who + ": submitted without top_logprobs");
+  if (index >= r.logprobs.size())
+    return makeStatus(COHERE2C_STATUS_INVALID_ARGUMENT,
+                      who + ": token " + std::to_string(index) + " of " +
+                          std::to_string(r.logprobs.size()) + " generated");
+  const TokenLogprobs &lp = r.logprobs[index];
+  if (capacity < lp.top.size())
+    return makeStatus(COHERE2C_STATUS_INVALID_ARGUMENT,
+                      who + ": room for " + std::to_string(capacity) +
+                          " of its " + std::to_string(lp.top.size()) +
+                          " top log probabilities");
+  *out_logprob = lp.logprob;
+  for (size_t i = 0; i < lp.top.size(); ++i) {
+    out_top_ids[i] = lp.top[i].first;
+    out_top_logprobs[i] = lp.top[i].second;
+  }
+  *out_top_count = lp.top.size();
   return nullptr;
 }
 

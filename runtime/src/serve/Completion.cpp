@@ -104,8 +104,8 @@ private:
               std::to_string(ctx.engine.maxWaiting()),
           "prompt");
     for (const std::vector<int32_t> &prompt : spec.prompts) {
-      Request r;
-      r.id = id + "-" + std::to_string(choices.size());
+      EngineRequest r;
+      r.id = id + "-" + std::to_string(requests.size());
       r.promptIds = prompt;
       int64_t room = ctx.contextLength - (int64_t)prompt.size() + 1;
       if (room < 1)
@@ -114,17 +114,21 @@ private:
                 " tokens) is longer than the context (" +
                 std::to_string(ctx.contextLength) + " tokens)",
             spec.chat ? "messages" : "prompt");
-      r.maxNewTokens = spec.maxTokens.value_or(room);
-      r.sampling = spec.sampling;
-      r.ignoreEos = spec.ignoreEos;
-      r.topLogprobs = spec.topLogprobs;
+      cohere2c_request_options_t &o = r.fields;
+      o.max_new_tokens = spec.maxTokens.value_or(room);
+      o.temperature = spec.temperature;
+      o.top_k = spec.topK;
+      o.top_p = spec.topP;
+      o.seed = spec.seed;
+      o.ignore_eos = spec.ignoreEos;
+      o.top_logprobs = spec.topLogprobs;
       Status valid = ctx.engine.validate(r);
       if (!valid.ok())
         return ApiError::badRequest(valid.message());
       requests.push_back(r);
     }
     choices.reserve(requests.size()); // a Choice's decoder stays where it is
-    for (const Request &r : requests) {
+    for (const EngineRequest &r : requests) {
       auto stream = ctx.engine.submit(r);
       if (!stream.ok()) {
         cancelAll();
@@ -155,7 +159,7 @@ private:
         if (event.kind == StreamEvent::Token)
           onToken(i, event);
         else
-          onFinished(i, event.result);
+          onFinished(i, event.cachedTokens);
         if (!c.finishReason.empty())
           break;
       }
@@ -183,9 +187,9 @@ private:
     }
   }
 
-  void onFinished(size_t i, const RequestResult &result) {
+  void onFinished(size_t i, int64_t cachedTokens) {
     Choice &c = choices[i];
-    c.cachedTokens = result.cachedTokens;
+    c.cachedTokens = cachedTokens;
     c.text += c.decoder.finish();
     bool stopped = cutAtStop(c);
     const auto &eos = ctx.eosTokenIds;
@@ -351,7 +355,7 @@ private:
   int64_t created;
   size_t longestStop = 0;
   bool clientLeft = false;
-  std::vector<Request> requests;
+  std::vector<EngineRequest> requests;
   std::vector<Choice> choices;
 };
 

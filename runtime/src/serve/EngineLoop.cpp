@@ -2,7 +2,22 @@
 
 #include "serve/EngineLoop.h"
 
+#include <algorithm>
+
 namespace cohere2c::serve {
+
+namespace {
+
+/// The message of a C API status, which it frees; empty for OK.
+std::string takeMessage(cohere2c_status_t status) {
+  if (!status)
+    return {};
+  std::string message = cohere2c_status_message(status);
+  cohere2c_status_free(status);
+  return message;
+}
+
+} // namespace
 
 std::vector<StreamEvent>
 RequestStream::wait(std::chrono::milliseconds timeout) {
@@ -22,7 +37,8 @@ void RequestStream::push(StreamEvent event) {
   arrived_.notify_all();
 }
 
-EngineLoop::EngineLoop(Engine &engine, Metrics &metrics, int64_t maxWaiting)
+EngineLoop::EngineLoop(cohere2c_engine_t *engine, Metrics &metrics,
+                       int64_t maxWaiting)
     : engine_(engine), metrics_(metrics), maxWaiting_(maxWaiting) {
   publishState();
   thread_ = std::thread([this] { loop(); });
@@ -30,8 +46,14 @@ EngineLoop::EngineLoop(Engine &engine, Metrics &metrics, int64_t maxWaiting)
 
 EngineLoop::~EngineLoop() { shutdown(std::chrono::milliseconds(0)); }
 
+Status EngineLoop::validate(const EngineRequest &request) const {
+  cohere2c_request_options_t options = request.options();
+  std::string error = takeMessage(cohere2c_engine_validate(engine_, &options));
+  return error.empty() ? Status::success() : Status::error(error);
+}
+
 StatusOr<std::shared_ptr<RequestStream>>
-EngineLoop::submit(const Request &request) {
+EngineLoop::submit(const EngineRequest &request) {
   auto stream = std::make_shared<RequestStream>();
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -67,16 +89,22 @@ void EngineLoop::shutdown(std::chrono::milliseconds grace) {
   thread_.join();
 }
 
+bool EngineLoop::hasWork() const {
+  bool work = false;
+  return takeMessage(cohere2c_engine_has_work(engine_, &work)).empty() && work;
+}
+
 void EngineLoop::loop() {
   for (;;) {
-    std::deque<std::pair<Request, std::shared_ptr<RequestStream>>> incoming;
+    std::deque<std::pair<EngineRequest, std::shared_ptr<RequestStream>>>
+        incoming;
     std::vector<std::shared_ptr<RequestStream>> cancelled;
     bool stopping, stopNow;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       work_.wait(lock, [&] {
         return !incoming_.empty() || !cancelled_.empty() || stopping_ ||
-               engine_.hasWork();
+               hasWork();
       });
       incoming.swap(incoming_);
       cancelled.swap(cancelled_);
@@ -86,10 +114,10 @@ void EngineLoop::loop() {
     take(incoming, cancelled);
     if (stopNow)
       failAll(kShuttingDown);
-    else if (engine_.hasWork())
+    else if (hasWork())
       step();
     publishState();
-    if (stopping && !engine_.hasWork()) {
+    if (stopping && !hasWork()) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (incoming_.empty()) {
         exited_ = true;
@@ -101,81 +129,129 @@ void EngineLoop::loop() {
 }
 
 void EngineLoop::take(
-    std::deque<std::pair<Request, std::shared_ptr<RequestStream>>> &incoming,
+    std::deque<std::pair<EngineRequest, std::shared_ptr<RequestStream>>>
+        &incoming,
     std::vector<std::shared_ptr<RequestStream>> &cancelled) {
   for (auto &[request, stream] : incoming) {
-    StatusOr<Ticket> ticket = engine_.submit(request);
-    if (!ticket.ok()) {
+    cohere2c_request_options_t options = request.options();
+    std::string error = takeMessage(
+        cohere2c_engine_submit(engine_, &options, &stream->request_));
+    if (!error.empty()) {
       StreamEvent failed;
       failed.kind = StreamEvent::Failed;
-      failed.error = ticket.status().message();
-      stream->ended_ = true;
-      stream->push(std::move(failed));
+      failed.error = error;
+      end(*stream, std::move(failed));
       continue;
     }
-    stream->ticket_ = *ticket;
-    inFlight_[*ticket] = stream;
+    inFlight_.push_back(stream);
   }
   for (const auto &stream : cancelled) {
     if (stream->ended_)
       continue;
-    stream->ended_ = true;
-    inFlight_.erase(stream->ticket_);
-    Status s = engine_.cancel(stream->ticket_);
-    if (!s.ok())
-      failAll(s.message());
+    stream->ended_ = true; // its reader stopped listening: nothing more to push
+    std::string error = takeMessage(cohere2c_request_cancel(stream->request_));
+    if (!error.empty())
+      failAll(error);
   }
+  dropEnded();
 }
 
 void EngineLoop::step() {
-  RunCallbacks callbacks;
-  callbacks.onToken = [&](const RequestResult &r, int32_t token) {
-    StreamEvent event;
-    event.token = token;
-    if (!r.logprobs.empty())
-      event.logprobs = r.logprobs.back();
-    inFlight_.at(r.ticket)->push(std::move(event));
+  std::string error = takeMessage(cohere2c_engine_step(engine_));
+  if (!error.empty()) {
+    failAll("the engine failed: " + error);
+    return;
+  }
+  for (const auto &stream : inFlight_)
+    if (!stream->ended_)
+      publish(*stream);
+  dropEnded();
+}
+
+void EngineLoop::dropEnded() {
+  auto ended = [](const std::shared_ptr<RequestStream> &s) {
+    if (s->ended_)
+      cohere2c_request_release(std::exchange(s->request_, nullptr));
+    return s->ended_;
   };
-  callbacks.onFinish = [&](const RequestResult &r) {
-    std::shared_ptr<RequestStream> stream = std::move(inFlight_.at(r.ticket));
-    inFlight_.erase(r.ticket);
+  inFlight_.erase(std::remove_if(inFlight_.begin(), inFlight_.end(), ended),
+                  inFlight_.end());
+}
+
+void EngineLoop::publish(RequestStream &stream) {
+  const int32_t *ids = nullptr;
+  size_t count = 0;
+  std::string error = takeMessage(
+      cohere2c_request_generated_ids(stream.request_, &ids, &count));
+  for (; error.empty() && stream.pushed_ < count; ++stream.pushed_) {
     StreamEvent event;
-    event.kind = StreamEvent::Finished;
-    event.result = r;
-    stream->ended_ = true;
-    stream->push(std::move(event));
-  };
-  Status s = engine_.step(callbacks);
-  if (!s.ok())
-    failAll("the engine failed: " + s.message());
+    event.token = ids[stream.pushed_];
+    TokenLogprobs lp;
+    int32_t topIds[COHERE2C_MAX_TOP_LOGPROBS];
+    float topLogprobs[COHERE2C_MAX_TOP_LOGPROBS];
+    size_t top = 0;
+    cohere2c_status_t s = cohere2c_request_logprobs(
+        stream.request_, stream.pushed_, &lp.logprob, topIds, topLogprobs,
+        COHERE2C_MAX_TOP_LOGPROBS, &top);
+    if (!s) {
+      for (size_t i = 0; i < top; ++i)
+        lp.top.push_back({topIds[i], topLogprobs[i]});
+      event.logprobs = std::move(lp);
+    } else if (cohere2c_status_code(s) != COHERE2C_STATUS_FAILED_PRECONDITION) {
+      error = takeMessage(s); // not merely a request without logprobs
+      break;
+    }
+    cohere2c_status_free(s);
+    stream.push(std::move(event));
+  }
+  cohere2c_request_state_t state = COHERE2C_REQUEST_IN_FLIGHT;
+  cohere2c_request_stats_t stats = {};
+  if (error.empty())
+    error = takeMessage(cohere2c_request_state(stream.request_, &state));
+  if (error.empty() && state == COHERE2C_REQUEST_FINISHED)
+    error = takeMessage(cohere2c_request_stats(stream.request_, &stats));
+  StreamEvent last;
+  last.kind = error.empty() ? StreamEvent::Finished : StreamEvent::Failed;
+  last.error = error;
+  last.cachedTokens = stats.cached_tokens;
+  if (!error.empty() || state == COHERE2C_REQUEST_FINISHED)
+    end(stream, std::move(last));
+}
+
+void EngineLoop::end(RequestStream &stream, StreamEvent event) {
+  stream.ended_ = true;
+  stream.push(std::move(event));
 }
 
 void EngineLoop::failAll(const std::string &error) {
-  for (auto &[ticket, stream] : inFlight_) {
-    (void)engine_.cancel(ticket);
+  for (const auto &stream : inFlight_) {
+    if (stream->ended_)
+      continue;
+    takeMessage(cohere2c_request_cancel(stream->request_));
     StreamEvent event;
     event.kind = StreamEvent::Failed;
     event.error = error;
-    stream->ended_ = true;
-    stream->push(std::move(event));
+    end(*stream, std::move(event));
   }
-  inFlight_.clear();
+  dropEnded();
 }
 
 void EngineLoop::publishState() {
-  const kv::KVCacheManager &cache = engine_.kvCache();
+  cohere2c_engine_load_t load = {};
+  if (!takeMessage(cohere2c_engine_load(engine_, &load)).empty())
+    return;
   std::vector<KVGroupBlocks> blocks;
-  for (int64_t g = 0; g < cache.numGroups(); ++g) {
-    const kv::BlockPool &pool = cache.pool(g);
-    blocks.push_back({cache.groupSpec(g).name, pool.numUsedBlocks(),
-                      pool.numFreeBlocks(), pool.numEvictableBlocks()});
+  for (size_t g = 0; g < load.kv_groups; ++g) {
+    cohere2c_kv_group_t group;
+    if (takeMessage(cohere2c_engine_kv_group(engine_, g, &group)).empty())
+      blocks.push_back({group.name, group.used_blocks, group.free_blocks,
+                        group.evictable_blocks});
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    waitingInEngine_ = engine_.numWaiting();
+    waitingInEngine_ = load.waiting;
   }
-  metrics_.setEngineState(engine_.numRunning(), engine_.numWaiting(),
-                          std::move(blocks));
+  metrics_.setEngineState(load.running, load.waiting, std::move(blocks));
 }
 
 } // namespace cohere2c::serve

@@ -14,7 +14,8 @@
 #ifndef COHERE2C_SERVE_ENGINELOOP_H
 #define COHERE2C_SERVE_ENGINELOOP_H
 
-#include "scheduler/Engine.h"
+#include "Support/Status.h"
+#include "cohere2c/runtime.h"
 #include "serve/Metrics.h"
 
 #include <chrono>
@@ -23,19 +24,47 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
-#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace cohere2c::serve {
+
+/// What a completion asks of the engine: the C API's request options and
+/// the id and prompt they point to, owned here.
+struct EngineRequest {
+  std::string id;
+  std::vector<int32_t> promptIds;
+  /// id, prompt_ids and prompt_length are filled in by options().
+  cohere2c_request_options_t fields;
+
+  EngineRequest() { cohere2c_request_options_initialize(&fields); }
+  cohere2c_request_options_t options() const {
+    cohere2c_request_options_t o = fields;
+    o.id = id.c_str();
+    o.prompt_ids = promptIds.data();
+    o.prompt_length = promptIds.size();
+    return o;
+  }
+};
+
+/// A generated token's log probability and the most likely tokens at its
+/// position, most likely first (cohere2c_request_logprobs).
+struct TokenLogprobs {
+  float logprob = 0;
+  std::vector<std::pair<int32_t, float>> top;
+};
 
 /// What the engine thread tells a request's reader, in order: tokens, then
 /// exactly one of finished or failed.
 struct StreamEvent {
   enum Kind { Token, Finished, Failed } kind = Token;
   int32_t token = -1;
-  std::optional<TokenLogprobs> logprobs; // with Request::topLogprobs >= 0
-  /// Finished: the engine's result (ids, cached tokens, times); Failed: why.
-  RequestResult result;
+  std::optional<TokenLogprobs> logprobs; // with top_logprobs >= 0
+  /// Finished: prompt tokens whose KV came from the prefix cache.
+  int64_t cachedTokens = 0;
+  /// Failed: why.
   std::string error;
 };
 
@@ -52,29 +81,31 @@ private:
   std::mutex mutex_;
   std::condition_variable arrived_;
   std::deque<StreamEvent> events_;
-  Ticket ticket_ = 0;  // the engine's, once submitted (engine thread only)
-  bool ended_ = false; // finished, failed or cancelled (engine thread only)
+  // Engine thread only: the engine's request once submitted, the tokens
+  // already pushed, and whether it finished, failed or was cancelled.
+  cohere2c_request_t *request_ = nullptr;
+  size_t pushed_ = 0;
+  bool ended_ = false;
 };
 
 class EngineLoop {
 public:
-  /// `maxWaiting`: most requests queued or waiting for admission before
-  /// submit refuses more. Starts the engine thread.
-  EngineLoop(Engine &engine, Metrics &metrics, int64_t maxWaiting);
+  /// `engine` (not owned) outlives the loop. `maxWaiting`: most requests
+  /// queued or waiting for admission before submit refuses more. Starts
+  /// the engine thread, which alone steps the engine.
+  EngineLoop(cohere2c_engine_t *engine, Metrics &metrics, int64_t maxWaiting);
   /// Shuts down with no grace (cancels what is in flight).
   ~EngineLoop();
 
-  /// Engine::validate; safe from any thread (it reads only the engine's
-  /// immutable options and manifest).
-  Status validate(const Request &request) const {
-    return engine_.validate(request);
-  }
+  /// cohere2c_engine_validate: whether the engine would take `request`;
+  /// safe from any thread.
+  Status validate(const EngineRequest &request) const;
   /// Most requests queued at once (more than this can never be admitted
   /// together).
   int64_t maxWaiting() const { return maxWaiting_; }
   /// Queues `request`. Errors: kQueueFull when maxWaiting requests wait;
   /// kShuttingDown after shutdown began.
-  StatusOr<std::shared_ptr<RequestStream>> submit(const Request &request);
+  StatusOr<std::shared_ptr<RequestStream>> submit(const EngineRequest &request);
   /// Ends the request of `stream` (nothing more is pushed to it).
   void cancel(const std::shared_ptr<RequestStream> &stream);
   /// Refuses new requests, lets those in flight finish for at most
@@ -87,27 +118,34 @@ public:
 private:
   void loop();
   /// Submissions and cancellations from other threads, into the engine.
-  void
-  take(std::deque<std::pair<Request, std::shared_ptr<RequestStream>>> &incoming,
-       std::vector<std::shared_ptr<RequestStream>> &cancelled);
+  void take(std::deque<std::pair<EngineRequest, std::shared_ptr<RequestStream>>>
+                &incoming,
+            std::vector<std::shared_ptr<RequestStream>> &cancelled);
   void step();
+  /// The tokens a request generated since the last push, then its end.
+  void publish(RequestStream &stream);
+  void end(RequestStream &stream, StreamEvent event);
+  /// Releases the requests of ended streams and forgets them.
+  void dropEnded();
   void failAll(const std::string &error);
+  bool hasWork() const;
   void publishState();
 
-  Engine &engine_;
+  cohere2c_engine_t *engine_;
   Metrics &metrics_;
   const int64_t maxWaiting_;
 
   std::mutex mutex_;
   std::condition_variable work_;
-  std::deque<std::pair<Request, std::shared_ptr<RequestStream>>> incoming_;
+  std::deque<std::pair<EngineRequest, std::shared_ptr<RequestStream>>>
+      incoming_;
   std::vector<std::shared_ptr<RequestStream>> cancelled_;
   int64_t waitingInEngine_ = 0; // as of the last step
   bool stopping_ = false, stopNow_ = false, exited_ = false;
   std::condition_variable exitedSignal_;
 
-  /// Engine thread only.
-  std::unordered_map<Ticket, std::shared_ptr<RequestStream>> inFlight_;
+  /// Engine thread only: the submitted requests, in submission order.
+  std::vector<std::shared_ptr<RequestStream>> inFlight_;
   std::thread thread_;
 };
 

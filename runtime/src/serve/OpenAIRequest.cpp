@@ -94,19 +94,18 @@ private:
   }
 
   std::optional<ApiError> sampling() {
-    if (auto error =
-            number("temperature", 0, 2, false, spec.sampling.temperature))
+    if (auto error = number("temperature", 0, 2, false, spec.temperature))
       return error;
-    if (auto error = number("top_p", 0, 1, true, spec.sampling.topP))
+    if (auto error = number("top_p", 0, 1, true, spec.topP))
       return error;
     std::optional<int64_t> topK, seed;
     // vLLM: top_k -1 (or 0) keeps every token.
     if (auto error = integer("top_k", -1, INT64_MAX, topK))
       return error;
-    spec.sampling.topK = topK && *topK > 0 ? *topK : 0;
+    spec.topK = topK && *topK > 0 ? *topK : 0;
     if (auto error = integer("seed", INT64_MIN, INT64_MAX, seed))
       return error;
-    spec.sampling.seed = seed ? (uint64_t)*seed : 0;
+    spec.seed = seed ? (uint64_t)*seed : 0;
     return std::nullopt;
   }
 
@@ -220,7 +219,8 @@ std::optional<ApiError> parseChatRequest(const json &body,
   if (auto error = fields.boolean("logprobs", logprobs))
     return error;
   std::optional<int64_t> top;
-  if (auto error = fields.integer("top_logprobs", 0, kMaxTopLogprobs, top))
+  if (auto error =
+          fields.integer("top_logprobs", 0, COHERE2C_MAX_TOP_LOGPROBS, top))
     return error;
   if (top && !logprobs)
     return ApiError::badRequest("top_logprobs needs logprobs: true",
@@ -259,7 +259,8 @@ std::optional<ApiError> parseCompletionRequest(const json &body,
   if (auto error = fields.common())
     return error;
   std::optional<int64_t> logprobs;
-  if (auto error = fields.integer("logprobs", 0, kMaxTopLogprobs, logprobs))
+  if (auto error =
+          fields.integer("logprobs", 0, COHERE2C_MAX_TOP_LOGPROBS, logprobs))
     return error;
   spec.topLogprobs = logprobs ? (int32_t)*logprobs : -1;
   bool echo = false;

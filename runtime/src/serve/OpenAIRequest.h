@@ -9,7 +9,7 @@
 #ifndef COHERE2C_SERVE_OPENAIREQUEST_H
 #define COHERE2C_SERVE_OPENAIREQUEST_H
 
-#include "scheduler/Engine.h"
+#include "cohere2c/runtime.h"
 #include "text/ModelText.h"
 
 #include <nlohmann/json.hpp>
@@ -40,9 +40,14 @@ struct CompletionSpec {
   /// max_tokens / max_completion_tokens; absent: the rest of the context
   /// (chat) or 16 (completions, OpenAI's default).
   std::optional<int64_t> maxTokens;
-  SamplingParams sampling;
+  /// Sampling as the C API takes it (cohere2c_request_options_t): temperature
+  /// 0 is greedy, top_k 0 and top_p 1 keep every token.
+  double temperature = 0, topP = 1;
+  int64_t topK = 0;
+  uint64_t seed = 0;
   std::vector<std::string> stop;
-  /// -1: no logprobs; else how many alternatives per token (0 to 20).
+  /// -1: no logprobs; else how many alternatives per token (0 to
+  /// COHERE2C_MAX_TOP_LOGPROBS).
   int32_t topLogprobs = -1;
   bool stream = false, includeUsage = false, ignoreEos = false;
 };

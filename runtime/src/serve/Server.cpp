@@ -1,8 +1,9 @@
 //===- Server.cpp - runServer (cohere2c/serve.h) --------------------------===//
 //
 // Loads through the C API (the artifact, its weights, the engine of its
-// target), then serves with the engine and the text behind the handles
-// (capi/Handles.h).
+// target) and drives the engine through it (EngineLoop). The text (tokenizer
+// and chat template) is the one behind the artifact's handle
+// (capi/Handles.h), which the OpenAI layer renders and decodes with.
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,11 +99,18 @@ cohere2c_status_t load(const ServerOptions &o, Metrics &metrics, Served &s) {
           cohere2c_engine_create(artifact, &engineOptions, &engine))
     return e;
   s.engine.reset(engine);
-  s.loop = std::make_unique<EngineLoop>(*engine->engine, metrics, o.maxWaiting);
-  const ModelConfig &config = artifact->loaded->manifest().config;
+  cohere2c_artifact_info_t info;
+  cohere2c_engine_options_t inForce;
+  if (cohere2c_status_t e = cohere2c_artifact_info(artifact, &info))
+    return e;
+  if (cohere2c_status_t e = cohere2c_engine_options(engine, &inForce))
+    return e;
+  s.loop = std::make_unique<EngineLoop>(engine, metrics, o.maxWaiting);
+  std::vector<int64_t> eos(inForce.eos_token_ids,
+                           inForce.eos_token_ids + inForce.eos_token_count);
   s.context.reset(new CompletionContext{*s.text, *s.loop, metrics, o.modelName,
-                                        config.maxPositionEmbeddings,
-                                        *engine->options.eosTokenIds});
+                                        info.max_position_embeddings,
+                                        std::move(eos)});
   return nullptr;
 }
 
@@ -148,13 +156,16 @@ cohere2c_status_t runServer(const ServerOptions &o) {
   }
   api.setReady(served.context.get());
   ready = true;
-  const EngineOptions &engine = served.engine->options;
+  cohere2c_engine_options_t engine;
+  if (cohere2c_status_t e =
+          cohere2c_engine_options(served.engine.get(), &engine))
+    return e;
   std::fprintf(
       stderr,
       "cohere2c-serve: ready: model \"%s\", %lld KV blocks of %lld tokens "
       "per group, batch up to %lld\n",
-      o.modelName.c_str(), (long long)engine.numBlocks,
-      (long long)engine.blockSize, (long long)engine.maxBatch);
+      o.modelName.c_str(), (long long)engine.kv_blocks,
+      (long long)engine.block_size, (long long)engine.max_batch);
   acceptor.join(); // until a signal stops accepting
   signalWatcher.join();
   auto grace =

@@ -2,8 +2,10 @@
 //
 // Through the C API alone: every prompt of the tiny model generates the
 // float64 reference's greedy tokens with logits within 1e-4 of its rows;
-// requests cancel and outlive their released engine and artifact; errors
-// come back as statuses naming what is wrong; the text calls agree with
+// each token's log probabilities are the log-softmax of its logits; validate
+// answers what submit would; the load and the KV groups' blocks follow the
+// requests; requests cancel and outlive their released engine and artifact;
+// errors come back as statuses naming what is wrong; the text calls agree with
 // each other on the trained model.
 //
 //===----------------------------------------------------------------------===//
@@ -13,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -129,6 +132,128 @@ TEST(CApiTest, GreedyTokensAndLogitsMatchReference) {
     EXPECT_LT(maxDiff, 1e-4) << "max |logits - reference|";
     cohere2c_request_release(request);
   }
+}
+
+// Each generated token's log probability is the log-softmax of the row that
+// predicted it (the request's own recorded logits), and its top tokens are
+// that row's largest, most likely first.
+TEST(CApiTest, LogprobsAreTheLogSoftmaxOfTheLogits) {
+  auto model = ReferenceModel::load("tiny-cohere2");
+  Loaded loaded;
+  load("tiny-cohere2", /*maxBatch=*/1, loaded);
+  const std::vector<int32_t> &prompt = model->prompts.begin()->second;
+  cohere2c_request_options_t options = greedy(prompt, 5);
+  options.record_logits = true;
+  options.top_logprobs = 3;
+  cohere2c_request_t *request = nullptr;
+  ASSERT_C_OK(cohere2c_engine_submit(loaded.engine, &options, &request));
+  runToEnd(loaded.engine);
+  std::vector<int32_t> ids = generatedIds(request);
+  const float *logits = nullptr;
+  int64_t rows = 0, firstRow = 0;
+  ASSERT_C_OK(cohere2c_request_logits(request, &logits, &rows, &firstRow));
+  int64_t vocab = 512;
+  for (size_t t = 0; t < ids.size(); ++t) {
+    SCOPED_TRACE("token " + std::to_string(t));
+    const float *row = logits + (prompt.size() - 1 + t - firstRow) * vocab;
+    double z = 0, top = *std::max_element(row, row + vocab);
+    for (int64_t v = 0; v < vocab; ++v)
+      z += std::exp((double)row[v] - top);
+    auto logprobOf = [&](int32_t v) { return row[v] - top - std::log(z); };
+    std::vector<int32_t> order(vocab);
+    for (int64_t v = 0; v < vocab; ++v)
+      order[v] = v;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+    float logprob = 0, topLogprobs[COHERE2C_MAX_TOP_LOGPROBS];
+    int32_t topIds[COHERE2C_MAX_TOP_LOGPROBS];
+    size_t count = 0;
+    ASSERT_C_OK(cohere2c_request_logprobs(request, t, &logprob, topIds,
+                                          topLogprobs,
+                                          COHERE2C_MAX_TOP_LOGPROBS, &count));
+    EXPECT_NEAR(logprob, logprobOf(ids[t]), 1e-5);
+    ASSERT_EQ(count, 3u);
+    for (size_t i = 0; i < count; ++i) {
+      EXPECT_EQ(topIds[i], order[i]);
+      EXPECT_NEAR(topLogprobs[i], logprobOf(order[i]), 1e-5);
+    }
+  }
+  float logprob = 0, one[1];
+  int32_t oneId[1];
+  size_t count = 0;
+  EXPECT_EQ(take(cohere2c_request_logprobs(request, ids.size(), &logprob, oneId,
+                                           one, 1, &count))
+                .first,
+            COHERE2C_STATUS_INVALID_ARGUMENT);
+  auto small = take(
+      cohere2c_request_logprobs(request, 0, &logprob, oneId, one, 1, &count));
+  EXPECT_EQ(small.first, COHERE2C_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(small.second.find("room for 1 of its 3"), std::string::npos)
+      << small.second;
+  cohere2c_request_release(request);
+
+  cohere2c_request_options_t plain = greedy(prompt, 1);
+  ASSERT_C_OK(cohere2c_engine_submit(loaded.engine, &plain, &request));
+  runToEnd(loaded.engine);
+  EXPECT_EQ(take(cohere2c_request_logprobs(request, 0, &logprob, oneId, one, 1,
+                                           &count))
+                .first,
+            COHERE2C_STATUS_FAILED_PRECONDITION);
+  cohere2c_request_release(request);
+}
+
+// validate answers what submit would, and queues nothing; the load and the
+// KV groups' blocks follow the requests (every block used, evictable or free).
+TEST(CApiTest, ValidateAndLoadFollowTheEngine) {
+  auto model = ReferenceModel::load("tiny-cohere2");
+  Loaded loaded;
+  load("tiny-cohere2", /*maxBatch=*/1, loaded);
+  const std::vector<int32_t> &prompt = model->prompts.begin()->second;
+  cohere2c_request_options_t options = greedy(prompt, 4);
+  ASSERT_C_OK(cohere2c_engine_validate(loaded.engine, &options));
+  std::vector<int32_t> bad = {5, 512};
+  cohere2c_request_options_t badOptions = greedy(bad, 1);
+  auto refused = take(cohere2c_engine_validate(loaded.engine, &badOptions));
+  EXPECT_EQ(refused.first, COHERE2C_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(refused.second.find("512"), std::string::npos) << refused.second;
+  cohere2c_engine_load_t load = {};
+  ASSERT_C_OK(cohere2c_engine_load(loaded.engine, &load));
+  EXPECT_EQ(load.running + load.waiting, 0);
+  ASSERT_EQ(load.kv_groups, 2u);
+
+  cohere2c_request_t *first = nullptr, *second = nullptr;
+  ASSERT_C_OK(cohere2c_engine_submit(loaded.engine, &options, &first));
+  ASSERT_C_OK(cohere2c_engine_submit(loaded.engine, &options, &second));
+  ASSERT_C_OK(cohere2c_engine_step(loaded.engine));
+  ASSERT_C_OK(cohere2c_engine_load(loaded.engine, &load));
+  EXPECT_EQ(load.running, 1); // max_batch 1
+  EXPECT_EQ(load.waiting, 1);
+  auto blocks = [&](size_t g) {
+    cohere2c_kv_group_t group = {};
+    cohere2c_status_t s = cohere2c_engine_kv_group(loaded.engine, g, &group);
+    EXPECT_EQ(s, nullptr);
+    cohere2c_status_free(s);
+    EXPECT_EQ(group.used_blocks + group.evictable_blocks + group.free_blocks,
+              64);
+    return group;
+  };
+  int64_t prompting = (prompt.size() + 3) / 4;
+  EXPECT_GE(blocks(0).used_blocks + blocks(1).used_blocks, prompting);
+  cohere2c_kv_group_t third;
+  auto outside = take(cohere2c_engine_kv_group(loaded.engine, 2, &third));
+  EXPECT_EQ(outside.first, COHERE2C_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(outside.second.find("group 2 of an engine with 2 KV groups"),
+            std::string::npos)
+      << outside.second;
+  runToEnd(loaded.engine);
+  ASSERT_C_OK(cohere2c_engine_load(loaded.engine, &load));
+  EXPECT_EQ(load.running + load.waiting, 0);
+  EXPECT_EQ(blocks(0).used_blocks + blocks(1).used_blocks, 0);
+  EXPECT_STREQ(blocks(0).name == std::string("full") ? blocks(1).name
+                                                     : blocks(0).name,
+               "sliding");
+  cohere2c_request_release(first);
+  cohere2c_request_release(second);
 }
 
 TEST(CApiTest, CancelEndsAWaitingRequest) {
