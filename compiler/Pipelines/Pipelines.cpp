@@ -48,7 +48,7 @@ std::string hostPipeline() {
 
 std::string cudaPipeline(StringRef toolkit) {
   return std::string(kAttnPipeline) +
-         "convert-attn-to-gpu,plan-reuse-buffers,"
+         "convert-attn-to-gpu,plan-assign-streams,plan-reuse-buffers,"
          "nvvm-attach-target{chip=sm_90a features=+ptx80 O=3},"
          "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"
          "canonicalize,cse,reconcile-unrealized-casts),"

@@ -81,4 +81,33 @@ std::vector<int> rowStrideArguments(const KernelSpec &spec) {
   }
 }
 
+std::vector<int> outputArguments(const KernelSpec &spec, int count) {
+  switch (spec.family) {
+  case KernelFamily::Embedding:
+  case KernelFamily::LayerNorm:
+  case KernelFamily::SwiGLU:
+  case KernelFamily::GatherRows:
+    return {2};
+  case KernelFamily::LayerNormQuantFP8:
+  case KernelFamily::SwiGLUQuantFP8:
+    return {2, 3};
+  case KernelFamily::QuantizeFP8:
+    return {1, 2};
+  case KernelFamily::GreedyTokens:
+  case KernelFamily::AttentionMerge:
+    return {1};
+  case KernelFamily::KVAppend:
+    return spec.rope ? std::vector<int>{5, 10} : std::vector<int>{5};
+  case KernelFamily::Attention:
+    return {5};
+  case KernelFamily::AttentionPrefill:
+    return {5, 11};
+  case KernelFamily::ResidualSum:
+  case KernelFamily::Gemv:
+  case KernelFamily::GemvFP8:
+    return {count - 1};
+  }
+  return {};
+}
+
 } // namespace cohere2c

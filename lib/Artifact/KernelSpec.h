@@ -97,6 +97,12 @@ struct KernelSpec {
 /// and SwiGLUQuantFP8 gate, up. A launch must pass buffers of those widths.
 std::vector<int> rowStrideArguments(const KernelSpec &spec);
 
+/// The arguments a kernel of this spec writes, of the `count` it is given
+/// (the family's list above); every other argument it only reads. A
+/// KVAppend writes its pool (and q_rotated with rope), Attention its
+/// partials, AttentionPrefill its output and partials.
+std::vector<int> outputArguments(const KernelSpec &spec, int count);
+
 /// The family's name in plans and manifests ("layer_norm_quant_fp8", ...).
 std::string_view kernelFamilyName(KernelFamily family);
 std::optional<KernelFamily> kernelFamilyNamed(std::string_view name);

@@ -96,16 +96,6 @@ PlanArg KernelGenerator::bufferFor(Value v) {
   return buffers[v] = buffer(allocate(widthOf(type), type.getElementType()));
 }
 
-void KernelGenerator::forkStep() {
-  OpBuilder pb = planEnd();
-  plan::ForkOp::create(pb, b.getLoc());
-}
-
-void KernelGenerator::joinStep() {
-  OpBuilder pb = planEnd();
-  plan::JoinOp::create(pb, b.getLoc());
-}
-
 Attribute KernelGenerator::argAttr(const PlanArg &a) {
   MLIRContext *context = b.getContext();
   switch (a.kind) {
@@ -135,7 +125,7 @@ void KernelGenerator::kernelStep(const Kernel &kernel, StepParam gridX, int64_t 
   plan::LaunchOp::create(pb, b.getLoc(), ref, plan::KernelAttr::get(b.getContext(), kernel.spec),
                          plan::ParamAttr::get(b.getContext(), gridX),
                          pb.getI64IntegerAttr(gridY), pb.getI64IntegerAttr(block),
-                         pb.getArrayAttr(attrs), onSide ? pb.getUnitAttr() : UnitAttr());
+                         pb.getArrayAttr(attrs), UnitAttr());
 }
 
 void KernelGenerator::gemmStep(PlanArg a, PlanArg c, StringRef weight, StepParam m, int64_t n,
@@ -149,85 +139,10 @@ void KernelGenerator::gemmStep(PlanArg a, PlanArg c, StringRef weight, StepParam
                        scales ? pb.getStringAttr(scales->first) : StringAttr(),
                        plan::ParamAttr::get(b.getContext(), m), pb.getI64IntegerAttr(n),
                        pb.getI64IntegerAttr(k), pb.getF64FloatAttr(alpha), pb.getArrayAttr(attrs),
-                       onSide ? pb.getUnitAttr() : UnitAttr());
+                       UnitAttr());
 }
 
 namespace {
-
-/// A layer's MLP branch, run on the side stream while the main stream runs
-/// the attention chain of the same layer (Cohere2's parallel block: both
-/// read the same layer norm, and only the residual sum reads both). At one
-/// token the attention chain (KV append, split attention, merge, o
-/// projection) is a run of small dependent kernels that leave most of the
-/// memory bandwidth idle, which the MLP's down projection can use.
-struct SideBranch {
-  Operation *forkAfter = nullptr;  // the side stream starts after its steps
-  Operation *joinBefore = nullptr; // the main stream waits before its steps
-  DenseSet<Operation *> ops;       // on the side stream
-};
-
-/// The side branches of `body`: from each SwiGLU (or SwiGLU + quantization)
-/// on, the linear layers that read the branch and otherwise only values
-/// computed before the fork (the down projection); the fork follows the op whose
-/// steps compute the SwiGLU's inputs (`emittedAt`: where a value's steps
-/// are recorded, the first of a merged GEMM's layers for all of them), the
-/// join precedes the first op that reads the branch and a value computed
-/// after the fork (the residual sum). A branch that would overlap the one
-/// before it, or reach the end of the step, stays on the main stream.
-std::vector<SideBranch> sideBranches(Block &body,
-                                     const DenseMap<Operation *, Operation *> &emittedAt) {
-  DenseMap<Operation *, int64_t> position;
-  int64_t count = 0;
-  for (Operation &op : body)
-    position[&op] = count++;
-  // The position after which a value is ready: that of the op recording
-  // its steps (-1: an argument of the step).
-  auto readyAt = [&](Value v) -> int64_t {
-    Operation *def = v.getDefiningOp();
-    if (!def)
-      return -1;
-    auto at = emittedAt.find(def);
-    return position.lookup(at == emittedAt.end() ? def : at->second);
-  };
-  std::vector<SideBranch> branches;
-  int64_t lastJoin = -1;
-  for (Operation &op : body) {
-    if (!isa<attn::SwiGLUOp, attn::SwiGLUQuantOp>(op))
-      continue;
-    int64_t fork = -1;
-    for (Value v : op.getOperands())
-      fork = std::max(fork, readyAt(v));
-    SideBranch branch;
-    DenseSet<Value> values(op.result_begin(), op.result_end());
-    branch.ops.insert(&op);
-    for (Operation *next = op.getNextNode(); next && !branch.joinBefore;
-         next = next->getNextNode()) {
-      // Only linear layers join the branch: an op with effects beyond its
-      // results (attention's KV append, logits) stays on the main stream.
-      bool readsBranch = false,
-           inBranch = isa<attn::LinearOp, attn::FP8LinearOp>(next) && !emittedAt.count(next);
-      for (Value v : next->getOperands()) {
-        readsBranch |= values.contains(v);
-        inBranch &= values.contains(v) || readyAt(v) <= fork;
-      }
-      if (!readsBranch)
-        continue;
-      if (!inBranch || isa<func::ReturnOp>(next)) {
-        branch.joinBefore = next;
-        continue;
-      }
-      branch.ops.insert(next);
-      values.insert(next->result_begin(), next->result_end());
-    }
-    if (fork < 0 || fork <= lastJoin || !branch.joinBefore ||
-        isa<func::ReturnOp>(branch.joinBefore))
-      continue;
-    branch.forkAfter = &*std::next(body.begin(), fork);
-    lastJoin = position.lookup(branch.joinBefore);
-    branches.push_back(std::move(branch));
-  }
-  return branches;
-}
 
 /// Linear layers that read the same input (and, for FP8, the same input
 /// scales) and whose weights (and weight scales) lie back to back in the
@@ -318,28 +233,16 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
       merged[op] = first;
     mergedAt[first] = std::move(group);
   }
-  DenseSet<Operation *> forkAfter, joinBefore, onSideStream;
-  for (const SideBranch &branch : sideBranches(body, merged)) {
-    forkAfter.insert(branch.forkAfter);
-    joinBefore.insert(branch.joinBefore);
-    onSideStream.insert(branch.ops.begin(), branch.ops.end());
-  }
   for (Operation &op : body) {
     if (isa<func::ReturnOp>(op))
       break;
     b.setLoc(op.getLoc());
-    if (joinBefore.count(&op))
-      joinStep();
-    onSide = onSideStream.count(&op);
     if (merged.count(&op)) {
       if (mergedAt.count(&op))
         lowerLinears(mergedAt[&op]);
     } else if (failed(lowerOp(op))) {
       return failure();
     }
-    onSide = false;
-    if (forkAfter.count(&op))
-      forkStep();
   }
   return success();
 }

@@ -501,10 +501,6 @@ private:
   PlanArg bufferFor(Value v);
   /// The row stride (elements) of the buffer a view is in.
   int64_t strideOf(const PlanArg &view) const { return bufferWidths.at(view.name); }
-  /// Fork: the side stream starts from the main stream's work so far; Join:
-  /// the main stream waits for the side stream.
-  void forkStep();
-  void joinStep();
   void kernelStep(const Kernel &kernel, StepParam gridX, int64_t gridY, int64_t block,
                   ArrayRef<PlanArg> args);
   /// `scales`: an FP8 GEMM's weight scales and a's per-token scales.
@@ -524,11 +520,9 @@ private:
   gpu::GPUFuncOp kernel;
   Value threadId, scratch;
   int64_t blockThreads = 0;
-  // The buffer view of each value, the width of each buffer, and whether
-  // the steps recorded now go to the side stream.
+  // The buffer view of each value, and the width of each buffer.
   DenseMap<Value, PlanArg> buffers;
   std::map<std::string, int64_t> bufferWidths;
-  bool onSide = false;
   // The last plan.buffer declared (the next goes after it).
   Operation *lastBuffer = nullptr;
 };

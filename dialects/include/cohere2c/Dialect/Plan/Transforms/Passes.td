@@ -4,6 +4,25 @@
 
 include "mlir/Pass/PassBase.td"
 
+def PlanAssignStreams : Pass<"plan-assign-streams", "ModuleOp"> {
+  let summary = "Run each layer's MLP branch on the side stream";
+  let description = [{
+    Cohere2's block is parallel: the attention chain and the MLP read the
+    same layer norm, and only the residual sum reads both. For each SwiGLU
+    launch this pass puts it and the linear layers that read its branch and
+    otherwise only what was ready before (the down projection's GEMM and
+    matrix-vector kernel) on the side stream: a plan.fork after the last step
+    writing the SwiGLU's inputs, the steps marked `side`, a plan.join before
+    the first step reading the branch and something computed after the fork
+    (the residual sum). What a step reads and writes comes from its
+    arguments: a GEMM writes c, a kernel what its spec's family writes
+    (KernelSpec.h, outputArguments). A branch that would begin before the
+    previous one joined, or reach the end of the step, stays on the main
+    stream. A step that has forks already is left alone. Runs before
+    plan-reuse-buffers, while every value still has a buffer of its own.
+  }];
+}
+
 def PlanReuseBuffers : Pass<"plan-reuse-buffers", "ModuleOp"> {
   let summary = "Share buffers between values whose lifetimes do not overlap";
   let description = [{
