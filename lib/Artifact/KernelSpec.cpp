@@ -1,69 +1,37 @@
 //===- KernelSpec.cpp -----------------------------------------------------===//
 
 #include "Artifact/KernelSpec.h"
-
-#include <algorithm>
-#include <utility>
+#include "Support/EnumNames.h"
 
 namespace cohere2c {
 
 namespace {
 
-constexpr std::pair<KernelFamily, std::string_view> kFamilyNames[] = {
-    {KernelFamily::Embedding, "embedding"},
-    {KernelFamily::LayerNorm, "layer_norm"},
-    {KernelFamily::LayerNormQuantFP8, "layer_norm_quant_fp8"},
-    {KernelFamily::QuantizeFP8, "quantize_fp8"},
-    {KernelFamily::SwiGLU, "swiglu"},
-    {KernelFamily::SwiGLUQuantFP8, "swiglu_quant_fp8"},
-    {KernelFamily::ResidualSum, "residual_sum"},
-    {KernelFamily::GatherRows, "gather_rows"},
-    {KernelFamily::GreedyTokens, "greedy_tokens"},
-    {KernelFamily::KVAppend, "kv_append"},
-    {KernelFamily::Attention, "attention"},
-    {KernelFamily::AttentionPrefill, "attention_prefill"},
-    {KernelFamily::AttentionMerge, "attention_merge"},
-    {KernelFamily::Gemv, "gemv"},
-    {KernelFamily::GemvFP8, "gemv_fp8"},
-};
-
-constexpr std::pair<KernelRows, std::string_view> kRowsNames[] = {
-    {KernelRows::All, "all"},
-    {KernelRows::Generated, "generated"},
-    {KernelRows::Prompt, "prompt"},
-};
-
-template <typename E, size_t N>
-std::string_view nameIn(const std::pair<E, std::string_view> (&table)[N],
-                        E value) {
-  auto it =
-      std::find_if(std::begin(table), std::end(table),
-                   [&](const auto &entry) { return entry.first == value; });
-  return it == std::end(table) ? std::string_view() : it->second;
-}
-
-template <typename E, size_t N>
-std::optional<E> namedIn(const std::pair<E, std::string_view> (&table)[N],
-                         std::string_view name) {
-  auto it =
-      std::find_if(std::begin(table), std::end(table),
-                   [&](const auto &entry) { return entry.second == name; });
-  return it == std::end(table) ? std::nullopt : std::optional<E>(it->first);
-}
+// In the order of the enums.
+constexpr std::array<std::string_view, 15> kFamilyNames = {
+    "embedding",       "layer_norm",  "layer_norm_quant_fp8",
+    "quantize_fp8",    "swiglu",      "swiglu_quant_fp8",
+    "residual_sum",    "gather_rows", "greedy_tokens",
+    "kv_append",       "attention",   "attention_prefill",
+    "attention_merge", "gemv",        "gemv_fp8"};
+static_assert(kFamilyNames.size() == (size_t)KernelFamily::GemvFP8 + 1);
+constexpr std::array<std::string_view, 3> kRowsNames = {"all", "generated",
+                                                        "prompt"};
+static_assert(kRowsNames.size() == (size_t)KernelRows::Prompt + 1);
 
 } // namespace
 
 std::string_view kernelFamilyName(KernelFamily family) {
-  return nameIn(kFamilyNames, family);
+  return enumName(kFamilyNames, family);
 }
 std::optional<KernelFamily> kernelFamilyNamed(std::string_view name) {
-  return namedIn(kFamilyNames, name);
+  return enumNamed<KernelFamily>(kFamilyNames, name);
 }
 std::string_view kernelRowsName(KernelRows rows) {
-  return nameIn(kRowsNames, rows);
+  return enumName(kRowsNames, rows);
 }
 std::optional<KernelRows> kernelRowsNamed(std::string_view name) {
-  return namedIn(kRowsNames, name);
+  return enumNamed<KernelRows>(kRowsNames, name);
 }
 
 std::vector<int> rowStrideArguments(const KernelSpec &spec) {

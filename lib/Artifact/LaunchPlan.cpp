@@ -1,6 +1,7 @@
 //===- LaunchPlan.cpp -----------------------------------------------------===//
 
 #include "Artifact/LaunchPlan.h"
+#include "Support/EnumNames.h"
 
 #include <nlohmann/json.hpp>
 
@@ -54,13 +55,10 @@ const json &field(const json &o, const char *key) {
 
 } // namespace
 
-std::string_view planInputName(PlanInput input) { return kPlanInputs[(int)input]; }
+std::string_view planInputName(PlanInput input) { return enumName(kPlanInputs, input); }
 
 std::optional<PlanInput> planInputNamed(std::string_view name) {
-  for (int i = 0; i < kNumPlanInputs; ++i)
-    if (kPlanInputs[i] == name)
-      return (PlanInput)i;
-  return std::nullopt;
+  return enumNamed<PlanInput>(kPlanInputs, name);
 }
 
 namespace {

@@ -1,6 +1,7 @@
 //===- StepParams.cpp -----------------------------------------------------===//
 
 #include "Artifact/StepParams.h"
+#include "Support/EnumNames.h"
 
 #include <algorithm>
 
@@ -17,13 +18,10 @@ constexpr std::array<std::string_view, kNumStepParams> kNames = {
 
 } // namespace
 
-std::string_view stepParamName(StepParam param) { return kNames[(int)param]; }
+std::string_view stepParamName(StepParam param) { return enumName(kNames, param); }
 
 std::optional<StepParam> stepParamNamed(std::string_view name) {
-  for (int p = 0; p < kNumStepParams; ++p)
-    if (kNames[p] == name)
-      return (StepParam)p;
-  return std::nullopt;
+  return enumNamed<StepParam>(kNames, name);
 }
 
 bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t rows) {
