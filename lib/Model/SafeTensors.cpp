@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Model/SafeTensors.h"
+#include "Support/Json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -188,9 +189,12 @@ SafeTensorsFile::open(const std::string &path) {
                 " exceeds the " + std::to_string(fileSize - 8) +
                 " bytes after the length field");
   const char *headerBegin = reinterpret_cast<const char *>(bytes + 8);
-  json header = json::parse(headerBegin, headerBegin + headerSize, nullptr,
-                            /*allow_exceptions=*/false);
-  if (header.is_discarded() || !header.is_object())
+  StatusOr<json> parsed =
+      parseJson(std::string_view(headerBegin, headerSize), path + ": header");
+  if (!parsed.ok())
+    return parsed.status();
+  const json &header = *parsed;
+  if (!header.is_object())
     return fail("header is not a JSON object");
   const unsigned char *data = bytes + 8 + headerSize;
   uint64_t dataSize = fileSize - 8 - headerSize;
@@ -199,7 +203,7 @@ SafeTensorsFile::open(const std::string &path) {
     if (name == "__metadata__")
       continue;
     auto tensorFail = [&](const std::string &message) {
-      return fail("tensor " + name + " " + message);
+      return fail("tensor " + excerpt(name) + " " + message);
     };
     TensorView view;
     view.name = name;
@@ -212,7 +216,7 @@ SafeTensorsFile::open(const std::string &path) {
         !offsets->is_array() || offsets->size() != 2)
       return tensorFail("needs dtype, shape and data_offsets [begin, end], "
                         "found " +
-                        entry.dump());
+                        jsonExcerpt(entry));
     if (!parseDType(dtype->get<std::string>(), view.dtype))
       return tensorFail("has unsupported dtype " + dtype->get<std::string>() +
                         " (supported: F32, BF16, F16, F8_E4M3, F64)");
@@ -221,19 +225,19 @@ SafeTensorsFile::open(const std::string &path) {
     for (const json &dim : *shape) {
       uint64_t d;
       if (!toSize(dim, d) || d > uint64_t(INT64_MAX))
-        return tensorFail("has a bad shape " + shape->dump());
+        return tensorFail("has a bad shape " + jsonExcerpt(*shape));
       view.shape.push_back(int64_t(d));
       overflow |= __builtin_mul_overflow(expectedBytes, d, &expectedBytes);
     }
     uint64_t begin, end;
     if (!toSize((*offsets)[0], begin) || !toSize((*offsets)[1], end) ||
         begin > end || end > dataSize)
-      return tensorFail("has data_offsets " + offsets->dump() +
+      return tensorFail("has data_offsets " + jsonExcerpt(*offsets) +
                         " outside the data section of " +
                         std::to_string(dataSize) + " bytes");
     if (overflow || end - begin != expectedBytes)
       return tensorFail("has " + std::to_string(end - begin) +
-                        " bytes at data_offsets " + offsets->dump() +
+                        " bytes at data_offsets " + jsonExcerpt(*offsets) +
                         ", expected shape " + formatShape(view.shape) + " x " +
                         std::to_string(dtypeSize(view.dtype)) + " bytes");
     view.data = data + begin;
@@ -271,22 +275,28 @@ StatusOr<Checkpoint> Checkpoint::open(const std::string &dir) {
   checkpoint.paths_.push_back(indexPath);
   std::ostringstream text;
   text << indexFile.rdbuf();
-  json index = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  StatusOr<json> parsed = parseJson(text.str(), indexPath);
+  if (!parsed.ok())
+    return parsed.status();
+  const json &index = *parsed;
   auto weightMap = index.is_object() ? index.find("weight_map") : index.end();
-  if (index.is_discarded() || !index.is_object() || weightMap == index.end() ||
+  if (!index.is_object() || weightMap == index.end() ||
       !weightMap->is_object())
     return Status::error(indexPath + ": expected a JSON object with a "
                                      "weight_map object");
   std::map<std::string, std::shared_ptr<SafeTensorsFile>> shards;
   for (const auto &[name, shard] : weightMap->items()) {
     if (!shard.is_string())
-      return Status::error(indexPath + ": weight_map[" + name +
-                           "] must be a file name, found " + shard.dump());
+      return Status::error(indexPath + ": weight_map[" + excerpt(name) +
+                           "] must be a file name, found " +
+                           jsonExcerpt(shard));
     std::string shardName = shard.get<std::string>();
+    // A name longer than a file name can be (NAME_MAX) names no file.
     if (shardName.empty() || shardName == "." || shardName == ".." ||
-        shardName.find('/') != std::string::npos)
-      return Status::error(indexPath + ": weight_map[" + name + "] must name a file in " +
-                           dir + ", found '" + shardName + "'");
+        shardName.find('/') != std::string::npos || shardName.size() > 255)
+      return Status::error(indexPath + ": weight_map[" + excerpt(name) +
+                           "] must name a file in " + dir + ", found '" +
+                           excerpt(shardName) + "'");
     auto &file = shards[shardName];
     if (!file) {
       StatusOr<std::shared_ptr<SafeTensorsFile>> opened =
@@ -300,7 +310,8 @@ StatusOr<Checkpoint> Checkpoint::open(const std::string &dir) {
     }
     auto tensor = file->tensors().find(name);
     if (tensor == file->tensors().end())
-      return Status::error(dir + "/" + shardName + ": tensor " + name +
+      return Status::error(dir + "/" + shardName + ": tensor " +
+                           excerpt(name) +
                            " missing (the index places it in this shard)");
     checkpoint.tensors_.emplace(name, tensor->second);
   }

@@ -188,7 +188,10 @@ TEST(SafeTensorsTest, RejectsHeaderLongerThanFile) {
 TEST(SafeTensorsTest, RejectsBadJson) {
   std::string path = freshDir() + "/bad.safetensors";
   EXPECT_EQ(openError(path, "{\"x\": [", {}),
-            path + ": header is not a JSON object");
+            path + ": header: not valid JSON: parse error at line 1, column 8: "
+                   "syntax error while parsing value - unexpected end of input; "
+                   "expected '[', '{', or a literal");
+  EXPECT_EQ(openError(path, "[1, 2]", {}), path + ": header is not a JSON object");
 }
 
 TEST(SafeTensorsTest, RejectsTruncatedData) {
@@ -225,6 +228,24 @@ TEST(SafeTensorsTest, RejectsUnsupportedDType) {
   EXPECT_EQ(openError(path, header, Bytes(8)),
             path + ": tensor ids has unsupported dtype I64 (supported: "
                    "F32, BF16, F16, F8_E4M3, F64)");
+}
+
+TEST(SafeTensorsTest, RejectsHeaderNestedTooDeep) {
+  std::string path = freshDir() + "/deep.safetensors";
+  // 100,000 nested arrays: quoting them in a message overflowed the stack.
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_EQ(openError(path, "{\"x\": " + deep + "}", {}),
+            path + ": header: arrays and objects nested more than 64 levels "
+                   "deep (from byte 69)");
+}
+
+TEST(SafeTensorsTest, QuotesAtMost80BytesOfAnEntry) {
+  std::string path = freshDir() + "/long.safetensors";
+  std::string header = "{\"x\": \"" + std::string(100000, 'y') + "\"}";
+  EXPECT_EQ(openError(path, header, {}),
+            path + ": tensor x needs dtype, shape and data_offsets [begin, "
+                   "end], found \"" +
+                std::string(79, 'y') + "...");
 }
 
 TEST(SafeTensorsTest, OpensSingleFileCheckpoint) {
