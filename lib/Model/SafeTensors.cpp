@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include <sstream>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <tuple>
 #include <unistd.h>
 
 using nlohmann::json;
@@ -78,6 +80,66 @@ bool toSize(const json &value, uint64_t &out) {
     return false;
   out = value.get<uint64_t>();
   return true;
+}
+
+/// A key the header gives twice: JSON readers keep one of the entries
+/// silently (nlohmann and Python the last), so a tensor named twice would
+/// be read from whichever entry the reader picks. Messages without the path.
+Status checkUniqueKeys(std::string_view header) {
+  std::optional<DuplicateKey> twice = findDuplicateKey(header);
+  if (!twice)
+    return Status::success();
+  bool topLevel = twice->pointer.find('/', 1) == std::string::npos;
+  if (topLevel && twice->key != "__metadata__")
+    return Status::error("tensor " + excerpt(twice->key) +
+                         " is named twice in the header");
+  return Status::error("header: " + excerpt(twice->pointer) +
+                       " is given twice");
+}
+
+/// Where a tensor's bytes lie in the data section.
+struct Extent {
+  uint64_t begin, end;
+  std::string name;
+};
+
+std::string describe(const Extent &e) {
+  return excerpt(e.name) + " (data_offsets [" + std::to_string(e.begin) + ", " +
+         std::to_string(e.end) + "])";
+}
+
+/// Every byte of the data section is in exactly one tensor, as the format's
+/// reference reader requires (it refuses overlaps, holes and bytes after the
+/// last tensor): otherwise a tensor reads its neighbour's bytes, or the file
+/// carries bytes that no tensor accounts for. Messages without the path.
+Status checkDataSection(std::vector<Extent> extents, uint64_t dataSize) {
+  std::sort(extents.begin(), extents.end(),
+            [](const Extent &a, const Extent &b) {
+              return std::tie(a.begin, a.end, a.name) <
+                     std::tie(b.begin, b.end, b.name);
+            });
+  const Extent *previous = nullptr; // the tensor that ends at `covered`
+  uint64_t covered = 0;
+  for (const Extent &e : extents) {
+    if (e.begin < covered)
+      return Status::error("tensors " + describe(*previous) + " and " +
+                           describe(e) + " overlap");
+    if (e.begin > covered)
+      return Status::error(
+          std::to_string(e.begin - covered) + " bytes " +
+          (previous ? "between tensors " + describe(*previous) + " and "
+                    : std::string("before the first tensor ")) +
+          describe(e) + " belong to no tensor");
+    covered = e.end;
+    previous = &e;
+  }
+  if (covered < dataSize)
+    return Status::error(std::to_string(dataSize - covered) +
+                         " bytes after the " +
+                         (previous ? "last tensor " + describe(*previous)
+                                   : std::string("header")) +
+                         " belong to no tensor");
+  return Status::success();
 }
 
 /// Closes a file descriptor on every path out of open().
@@ -188,17 +250,20 @@ SafeTensorsFile::open(const std::string &path) {
     return fail("header length " + std::to_string(headerSize) +
                 " exceeds the " + std::to_string(fileSize - 8) +
                 " bytes after the length field");
-  const char *headerBegin = reinterpret_cast<const char *>(bytes + 8);
-  StatusOr<json> parsed =
-      parseJson(std::string_view(headerBegin, headerSize), path + ": header");
+  std::string_view headerText(reinterpret_cast<const char *>(bytes + 8),
+                              headerSize);
+  StatusOr<json> parsed = parseJson(headerText, path + ": header");
   if (!parsed.ok())
     return parsed.status();
   const json &header = *parsed;
   if (!header.is_object())
     return fail("header is not a JSON object");
+  if (Status unique = checkUniqueKeys(headerText); !unique.ok())
+    return fail(unique.message());
   const unsigned char *data = bytes + 8 + headerSize;
   uint64_t dataSize = fileSize - 8 - headerSize;
 
+  std::vector<Extent> extents;
   for (const auto &[name, entry] : header.items()) {
     if (name == "__metadata__")
       continue;
@@ -243,7 +308,11 @@ SafeTensorsFile::open(const std::string &path) {
     view.data = data + begin;
     view.numBytes = end - begin;
     result->tensors_.emplace(name, std::move(view));
+    extents.push_back({begin, end, name});
   }
+  if (Status whole = checkDataSection(std::move(extents), dataSize);
+      !whole.ok())
+    return fail(whole.message());
   return result;
 }
 
