@@ -224,12 +224,16 @@ SafeTensorsFile::open(const std::string &path) {
   auto fail = [&](const std::string &message) {
     return Status::error(path + ": " + message);
   };
-  FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever;
+  // it changes nothing for the regular file that is then required.
+  FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
   if (file.fd < 0)
     return fail(std::string("cannot open (") + std::strerror(errno) + ")");
   struct stat info;
   if (::fstat(file.fd, &info) != 0)
     return fail(std::string("cannot stat (") + std::strerror(errno) + ")");
+  if (!S_ISREG(info.st_mode))
+    return fail("not a regular file");
   uint64_t fileSize = uint64_t(info.st_size);
   if (fileSize < 8)
     return fail("file is " + std::to_string(fileSize) +
@@ -324,6 +328,11 @@ SafeTensorsFile::~SafeTensorsFile() {
 StatusOr<Checkpoint> Checkpoint::open(const std::string &dir) {
   Checkpoint checkpoint;
   std::string indexPath = dir + "/model.safetensors.index.json";
+  // Opening a FIFO would block, and a device would be read forever.
+  struct stat indexInfo;
+  if (::stat(indexPath.c_str(), &indexInfo) == 0 &&
+      !S_ISREG(indexInfo.st_mode))
+    return Status::error(indexPath + ": not a regular file");
   std::ifstream indexFile(indexPath, std::ios::binary);
   if (!indexFile) {
     std::string singlePath = dir + "/model.safetensors";
