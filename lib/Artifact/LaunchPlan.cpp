@@ -2,6 +2,7 @@
 
 #include "Artifact/LaunchPlan.h"
 #include "Support/EnumNames.h"
+#include "Support/Json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -135,11 +136,14 @@ std::string LaunchPlan::toJson() const {
 
 StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
                                        const std::string &source) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  StatusOr<json> parsed = parseJson(text, source + ": launch plan");
+  if (!parsed.ok())
+    return parsed.status();
+  const json &j = *parsed;
   auto bad = [&](const std::string &what) {
     return Status::error(source + ": malformed launch plan: " + what);
   };
-  if (j.is_discarded() || !j.is_object() || !field(j, "buffers").is_array() ||
+  if (!j.is_object() || !field(j, "buffers").is_array() ||
       !field(j, "steps").is_array())
     return bad("expected {buffers, steps}");
   // Every size the plan names must be one the runtime provides.
@@ -149,19 +153,19 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
     if (!b.is_object() || !field(b, "name").is_string() ||
         !field(b, "width").is_number_integer() ||
         !field(b, "dtype").is_string() || !field(b, "rows").is_string())
-      return bad("buffer " + b.dump());
+      return bad("buffer " + jsonExcerpt(b));
     StatusOr<DType> dtype = dtypeNamed(field(b, "dtype").get<std::string>());
     if (!dtype.ok())
       return bad(dtype.status().message());
     std::optional<StepParam> rows = param(field(b, "rows"));
     if (!rows)
-      return bad("buffer rows " + field(b, "rows").dump());
+      return bad("buffer rows " + jsonExcerpt(field(b, "rows")));
     plan.buffers.push_back({field(b, "name"), field(b, "width"), *dtype, *rows});
   }
   for (const json &s : field(j, "steps")) {
     if (!s.is_object() || !field(s, "kind").is_string() ||
         !field(s, "args").is_array())
-      return bad("step " + s.dump());
+      return bad("step " + jsonExcerpt(s));
     PlanStep step;
     for (const json &a : field(s, "args")) {
       if (!a.is_object() || !field(a, "kind").is_string() ||
@@ -170,14 +174,14 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
           !field(a, "column").is_number_integer() ||
           !field(a, "width").is_number_integer() || field(a, "column") < 0 ||
           field(a, "width") < 0)
-        return bad("argument " + a.dump());
+        return bad("argument " + jsonExcerpt(a));
       PlanArg arg;
       int kind = -1;
       for (int k = 0; k < 5; ++k)
         if (field(a, "kind") == kArgKinds[k])
           kind = k;
       if (kind < 0)
-        return bad("argument kind " + field(a, "kind").dump());
+        return bad("argument kind " + jsonExcerpt(field(a, "kind")));
       arg.kind = (PlanArg::Kind)kind;
       arg.value = field(a, "value");
       arg.column = field(a, "column");
@@ -186,7 +190,7 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
       if (arg.kind == PlanArg::Kind::Param) {
         std::optional<StepParam> p = stepParamNamed(name);
         if (!p)
-          return bad("parameter " + a.dump());
+          return bad("parameter " + jsonExcerpt(a));
         arg.param = *p;
       } else if (arg.kind == PlanArg::Kind::Input) {
         std::optional<PlanInput> input = planInputNamed(name);
@@ -200,21 +204,22 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
     }
     if (field(s, "kind") == "fork" || field(s, "kind") == "join") {
       if (!step.args.empty() || s.contains("side"))
-        return bad("fork or join step with arguments or a side flag " + s.dump());
+        return bad("fork or join step with arguments or a side flag " +
+                   jsonExcerpt(s));
       step.kind = field(s, "kind") == "fork" ? PlanStep::Kind::Fork : PlanStep::Kind::Join;
       plan.steps.push_back(std::move(step));
       continue;
     }
     if (s.contains("side")) { // absent: the main stream
       if (!s["side"].is_boolean())
-        return bad("side flag " + s.dump());
+        return bad("side flag " + jsonExcerpt(s));
       step.side = s["side"];
     }
     if (field(s, "kind") == "kernel") {
       if (!field(s, "kernel").is_string() || !field(s, "grid_x").is_string() ||
           !field(s, "grid_y").is_number_integer() ||
           !field(s, "block_x").is_number_integer())
-        return bad("kernel step " + s.dump());
+        return bad("kernel step " + jsonExcerpt(s));
       step.kernel = field(s, "kernel");
       std::optional<KernelSpec> spec = specFromJson(field(s, "spec"));
       if (!spec)
@@ -222,7 +227,7 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
       step.spec = *spec;
       std::optional<StepParam> gridX = param(field(s, "grid_x"));
       if (!gridX)
-        return bad("grid_x " + field(s, "grid_x").dump());
+        return bad("grid_x " + jsonExcerpt(field(s, "grid_x")));
       step.gridX = *gridX;
       step.gridY = field(s, "grid_y");
       step.blockX = field(s, "block_x");
@@ -231,21 +236,21 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
           !field(s, "weight_scale").is_string() || !field(s, "m").is_string() ||
           !field(s, "n").is_number_integer() ||
           !field(s, "k").is_number_integer() || !field(s, "alpha").is_number())
-        return bad("gemm step " + s.dump());
+        return bad("gemm step " + jsonExcerpt(s));
       step.kind = PlanStep::Kind::Gemm;
       step.weight = field(s, "weight");
       step.weightScale = field(s, "weight_scale");
       if (step.args.size() != (step.weightScale.empty() ? 2u : 3u))
-        return bad("gemm step arguments " + s.dump());
+        return bad("gemm step arguments " + jsonExcerpt(s));
       std::optional<StepParam> m = param(field(s, "m"));
       if (!m)
-        return bad("m " + field(s, "m").dump());
+        return bad("m " + jsonExcerpt(field(s, "m")));
       step.m = *m;
       step.n = field(s, "n");
       step.k = field(s, "k");
       step.alpha = field(s, "alpha");
     } else {
-      return bad("step kind " + field(s, "kind").dump());
+      return bad("step kind " + jsonExcerpt(field(s, "kind")));
     }
     plan.steps.push_back(std::move(step));
   }

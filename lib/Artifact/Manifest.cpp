@@ -2,6 +2,7 @@
 
 #include "Artifact/Manifest.h"
 #include "Artifact/WeightsFile.h"
+#include "Support/Json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -83,11 +84,12 @@ StatusOr<std::vector<KVGroup>> parseKVGroups(const json &j, const ModelConfig &c
     if (!g.is_object() || !g.contains("name") || !g["name"].is_string() ||
         !g.contains("window") || !g["window"].is_number_integer() || !g.contains("layers") ||
         !g["layers"].is_array())
-      return bad("entry " + g.dump() + " must have a name, a window and layers");
+      return bad("entry " + jsonExcerpt(g) +
+                 " must have a name, a window and layers");
     KVGroup group{g["name"].get<std::string>(), g["window"].get<int64_t>(), {}};
     for (const json &layer : g["layers"]) {
       if (!layer.is_number_integer())
-        return bad("entry " + g.dump() + ": layers must be integers");
+        return bad("entry " + jsonExcerpt(g) + ": layers must be integers");
       group.layers.push_back(layer.get<int64_t>());
     }
     parsed.push_back(std::move(group));
@@ -97,7 +99,8 @@ StatusOr<std::vector<KVGroup>> parseKVGroups(const json &j, const ModelConfig &c
     const KVGroup &p = parsed[i], &e = expected[i];
     // A group without layers has no window to agree on.
     if (p.name != e.name || p.layers != e.layers || (!e.layers.empty() && p.window != e.window))
-      return bad("entry " + groups->at(i).dump() + " disagrees with the config (" + e.name +
+      return bad("entry " + jsonExcerpt(groups->at(i)) +
+                 " disagrees with the config (" + e.name +
                  " window " + std::to_string(e.window) + ", " +
                  std::to_string(e.layers.size()) + " layers)");
   }
@@ -108,8 +111,11 @@ StatusOr<std::vector<KVGroup>> parseKVGroups(const json &j, const ModelConfig &c
 
 StatusOr<Manifest> Manifest::parse(const std::string &text,
                                    const std::string &source) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object())
+  StatusOr<json> parsed = parseJson(text, source + ": the manifest");
+  if (!parsed.ok())
+    return parsed.status();
+  json &j = *parsed;
+  if (!j.is_object())
     return Status::error(source + ": the manifest is not a JSON object");
   if (!j.contains("format_version") || j["format_version"] != kFormatVersion)
     return Status::error(source + ": manifest format_version must be " +

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Model/Config.h"
+#include "Support/Json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -21,37 +22,6 @@ using nlohmann::json;
 namespace cohere2c {
 
 namespace {
-
-/// Where and why `text` stops being JSON, as the parser says it ("parse
-/// error at line L, column C: ..."), from a SAX pass that records its
-/// error instead of throwing.
-std::string jsonError(const std::string &text) {
-  struct Recorder : nlohmann::json_sax<json> {
-    std::string message = "not valid JSON";
-    bool null() override { return true; }
-    bool boolean(bool) override { return true; }
-    bool number_integer(number_integer_t) override { return true; }
-    bool number_unsigned(number_unsigned_t) override { return true; }
-    bool number_float(number_float_t, const string_t &) override { return true; }
-    bool string(string_t &) override { return true; }
-    bool binary(binary_t &) override { return true; }
-    bool start_object(std::size_t) override { return true; }
-    bool key(string_t &) override { return true; }
-    bool end_object() override { return true; }
-    bool start_array(std::size_t) override { return true; }
-    bool end_array() override { return true; }
-    bool parse_error(std::size_t, const std::string &,
-                     const nlohmann::detail::exception &e) override {
-      std::string what = e.what();
-      size_t at = what.find("] ");
-      message = "not valid JSON: " + (at == std::string::npos ? what : what.substr(at + 2));
-      return false;
-    }
-  } recorder;
-  json::sax_parse(text, &recorder);
-  return recorder.message;
-}
-
 
 constexpr const char *kArchitecture = "Cohere2ForCausalLM";
 
@@ -89,7 +59,7 @@ public:
                      uint64_t(std::numeric_limits<int64_t>::max()));
     if (!fits)
       return error(std::string(key) + " must be an integer, found " +
-                   value.dump());
+                   jsonExcerpt(value));
     return value.get<int64_t>();
   }
 
@@ -113,7 +83,7 @@ public:
   StatusOr<double> number(const char *key, const json &value) const {
     if (!value.is_number())
       return error(std::string(key) + " must be a number, found " +
-                   value.dump());
+                   jsonExcerpt(value));
     return value.get<double>();
   }
 
@@ -134,7 +104,8 @@ Status parseLayerKinds(const json &root, const FieldReader &reader,
   auto types = root.find("layer_types");
   if (types != root.end() && !types->is_null()) {
     if (!types->is_array())
-      return reader.error("layer_types must be a list, found " + types->dump());
+      return reader.error("layer_types must be a list, found " +
+                          jsonExcerpt(*types));
     if (int64_t(types->size()) != config.numLayers)
       return reader.error("layer_types has " + std::to_string(types->size()) +
                           " entries, expected num_hidden_layers = " +
@@ -147,7 +118,8 @@ Status parseLayerKinds(const json &root, const FieldReader &reader,
       } else if (name == layerKindName(LayerKind::Full)) {
         config.layerKinds.push_back(LayerKind::Full);
       } else {
-        std::string found = type.is_string() ? "'" + name + "'" : type.dump();
+        std::string found =
+            type.is_string() ? "'" + excerpt(name) + "'" : jsonExcerpt(type);
         return reader.error("layer_types[" + std::to_string(i) + "] is " +
                             found +
                             ", expected 'sliding_attention' or "
@@ -176,19 +148,19 @@ Status parseRope(const json &root, const FieldReader &reader,
   auto scaling = root.find("rope_scaling");
   if (scaling != root.end() && !scaling->is_null())
     return reader.error("rope_scaling is not supported, found " +
-                        scaling->dump());
+                        jsonExcerpt(*scaling));
   const json *theta = nullptr;
   const char *key = "rope_theta";
   auto params = root.find("rope_parameters");
   if (params != root.end() && !params->is_null()) {
     if (!params->is_object())
       return reader.error("rope_parameters must be an object, found " +
-                          params->dump());
+                          jsonExcerpt(*params));
     auto type = params->find("rope_type");
     if (type != params->end() && *type != "default")
       return reader.error("rope_parameters.rope_type must be 'default', "
                           "found " +
-                          type->dump());
+                          jsonExcerpt(*type));
     auto it = params->find("rope_theta");
     if (it != params->end()) {
       theta = &*it;
@@ -206,7 +178,7 @@ Status parseRope(const json &root, const FieldReader &reader,
     return value.status();
   if (!(*value > 0))
     return reader.error(std::string(key) + " must be positive, found " +
-                        theta->dump());
+                        jsonExcerpt(*theta));
   config.ropeTheta = *value;
   return Status::success();
 }
@@ -238,17 +210,17 @@ Status checkFixedFields(const json &root, const FieldReader &reader) {
   auto modelType = root.find("model_type");
   if (modelType != root.end() && *modelType != "cohere2")
     return reader.error("model_type must be 'cohere2', found " +
-                        modelType->dump());
+                        jsonExcerpt(*modelType));
   auto act = root.find("hidden_act");
   if (act != root.end() && *act != "silu")
     return reader.error("hidden_act must be 'silu' (the only MLP activation "
                         "supported), found " +
-                        act->dump());
+                        jsonExcerpt(*act));
   auto bias = root.find("attention_bias");
   if (bias != root.end() && *bias != false)
     return reader.error("attention_bias must be false (attention projections "
                         "without biases), found " +
-                        bias->dump());
+                        jsonExcerpt(*bias));
   return Status::success();
 }
 
@@ -268,9 +240,10 @@ int64_t ModelConfig::numFullLayers() const {
 
 StatusOr<ModelConfig> ModelConfig::parse(const std::string &text,
                                          const std::string &source) {
-  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded())
-    return Status::error(source + ": " + jsonError(text));
+  StatusOr<json> parsed = parseJson(text, source);
+  if (!parsed.ok())
+    return parsed.status();
+  const json &root = *parsed;
   if (!root.is_object())
     return Status::error(source + ": expected a JSON object, found " +
                          std::string(root.type_name()));
@@ -283,7 +256,7 @@ StatusOr<ModelConfig> ModelConfig::parse(const std::string &text,
   if (!archs.is_array() ||
       std::find(archs.begin(), archs.end(), kArchitecture) == archs.end())
     return reader.error(std::string("architectures must contain ") +
-                        kArchitecture + ", found " + archs.dump());
+                        kArchitecture + ", found " + jsonExcerpt(archs));
   if (Status s = checkFixedFields(root, reader); !s.ok())
     return s;
 
@@ -371,7 +344,7 @@ StatusOr<ModelConfig> ModelConfig::parse(const std::string &text,
   if (tie != root.end()) {
     if (!tie->is_boolean())
       return reader.error("tie_word_embeddings must be true or false, found " +
-                          tie->dump());
+                          jsonExcerpt(*tie));
     if (!tie->get<bool>())
       return reader.error("tie_word_embeddings is false, but Cohere2 computes "
                           "the logits with the embedding matrix");
@@ -446,7 +419,7 @@ std::optional<ConfigDifference> firstDifference(const json &found,
                                    field + "[" + std::to_string(i) + "]"))
         return d;
   }
-  return ConfigDifference{field, found.dump(), expected.dump()};
+  return ConfigDifference{field, jsonExcerpt(found), jsonExcerpt(expected)};
 }
 
 } // namespace

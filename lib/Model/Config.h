@@ -75,7 +75,8 @@ struct ModelConfig {
 const char *layerKindName(LayerKind kind); // "sliding_attention" / "full_attention"
 
 /// A field in which two configs differ: its name in toJson() (a path such as
-/// "layer_types[3]" or "rope_parameters.rope_theta") and both values as JSON.
+/// "layer_types[3]" or "rope_parameters.rope_theta") and both values as JSON,
+/// for a message (jsonExcerpt: at most 80 bytes each).
 struct ConfigDifference {
   std::string field, found, expected;
 };

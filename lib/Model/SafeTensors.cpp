@@ -6,9 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Model/SafeTensors.h"
+#include "Support/Json.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -17,6 +19,7 @@
 #include <sstream>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <tuple>
 #include <unistd.h>
 
 using nlohmann::json;
@@ -77,6 +80,66 @@ bool toSize(const json &value, uint64_t &out) {
     return false;
   out = value.get<uint64_t>();
   return true;
+}
+
+/// A key the header gives twice: JSON readers keep one of the entries
+/// silently (nlohmann and Python the last), so a tensor named twice would
+/// be read from whichever entry the reader picks. Messages without the path.
+Status checkUniqueKeys(std::string_view header) {
+  std::optional<DuplicateKey> twice = findDuplicateKey(header);
+  if (!twice)
+    return Status::success();
+  bool topLevel = twice->pointer.find('/', 1) == std::string::npos;
+  if (topLevel && twice->key != "__metadata__")
+    return Status::error("tensor " + excerpt(twice->key) +
+                         " is named twice in the header");
+  return Status::error("header: " + excerpt(twice->pointer) +
+                       " is given twice");
+}
+
+/// Where a tensor's bytes lie in the data section.
+struct Extent {
+  uint64_t begin, end;
+  std::string name;
+};
+
+std::string describe(const Extent &e) {
+  return excerpt(e.name) + " (data_offsets [" + std::to_string(e.begin) + ", " +
+         std::to_string(e.end) + "])";
+}
+
+/// Every byte of the data section is in exactly one tensor, as the format's
+/// reference reader requires (it refuses overlaps, holes and bytes after the
+/// last tensor): otherwise a tensor reads its neighbour's bytes, or the file
+/// carries bytes that no tensor accounts for. Messages without the path.
+Status checkDataSection(std::vector<Extent> extents, uint64_t dataSize) {
+  std::sort(extents.begin(), extents.end(),
+            [](const Extent &a, const Extent &b) {
+              return std::tie(a.begin, a.end, a.name) <
+                     std::tie(b.begin, b.end, b.name);
+            });
+  const Extent *previous = nullptr; // the tensor that ends at `covered`
+  uint64_t covered = 0;
+  for (const Extent &e : extents) {
+    if (e.begin < covered)
+      return Status::error("tensors " + describe(*previous) + " and " +
+                           describe(e) + " overlap");
+    if (e.begin > covered)
+      return Status::error(
+          std::to_string(e.begin - covered) + " bytes " +
+          (previous ? "between tensors " + describe(*previous) + " and "
+                    : std::string("before the first tensor ")) +
+          describe(e) + " belong to no tensor");
+    covered = e.end;
+    previous = &e;
+  }
+  if (covered < dataSize)
+    return Status::error(std::to_string(dataSize - covered) +
+                         " bytes after the " +
+                         (previous ? "last tensor " + describe(*previous)
+                                   : std::string("header")) +
+                         " belong to no tensor");
+  return Status::success();
 }
 
 /// Closes a file descriptor on every path out of open().
@@ -161,12 +224,16 @@ SafeTensorsFile::open(const std::string &path) {
   auto fail = [&](const std::string &message) {
     return Status::error(path + ": " + message);
   };
-  FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever;
+  // it changes nothing for the regular file that is then required.
+  FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
   if (file.fd < 0)
     return fail(std::string("cannot open (") + std::strerror(errno) + ")");
   struct stat info;
   if (::fstat(file.fd, &info) != 0)
     return fail(std::string("cannot stat (") + std::strerror(errno) + ")");
+  if (!S_ISREG(info.st_mode))
+    return fail("not a regular file");
   uint64_t fileSize = uint64_t(info.st_size);
   if (fileSize < 8)
     return fail("file is " + std::to_string(fileSize) +
@@ -187,19 +254,25 @@ SafeTensorsFile::open(const std::string &path) {
     return fail("header length " + std::to_string(headerSize) +
                 " exceeds the " + std::to_string(fileSize - 8) +
                 " bytes after the length field");
-  const char *headerBegin = reinterpret_cast<const char *>(bytes + 8);
-  json header = json::parse(headerBegin, headerBegin + headerSize, nullptr,
-                            /*allow_exceptions=*/false);
-  if (header.is_discarded() || !header.is_object())
+  std::string_view headerText(reinterpret_cast<const char *>(bytes + 8),
+                              headerSize);
+  StatusOr<json> parsed = parseJson(headerText, path + ": header");
+  if (!parsed.ok())
+    return parsed.status();
+  const json &header = *parsed;
+  if (!header.is_object())
     return fail("header is not a JSON object");
+  if (Status unique = checkUniqueKeys(headerText); !unique.ok())
+    return fail(unique.message());
   const unsigned char *data = bytes + 8 + headerSize;
   uint64_t dataSize = fileSize - 8 - headerSize;
 
+  std::vector<Extent> extents;
   for (const auto &[name, entry] : header.items()) {
     if (name == "__metadata__")
       continue;
     auto tensorFail = [&](const std::string &message) {
-      return fail("tensor " + name + " " + message);
+      return fail("tensor " + excerpt(name) + " " + message);
     };
     TensorView view;
     view.name = name;
@@ -212,7 +285,7 @@ SafeTensorsFile::open(const std::string &path) {
         !offsets->is_array() || offsets->size() != 2)
       return tensorFail("needs dtype, shape and data_offsets [begin, end], "
                         "found " +
-                        entry.dump());
+                        jsonExcerpt(entry));
     if (!parseDType(dtype->get<std::string>(), view.dtype))
       return tensorFail("has unsupported dtype " + dtype->get<std::string>() +
                         " (supported: F32, BF16, F16, F8_E4M3, F64)");
@@ -221,25 +294,29 @@ SafeTensorsFile::open(const std::string &path) {
     for (const json &dim : *shape) {
       uint64_t d;
       if (!toSize(dim, d) || d > uint64_t(INT64_MAX))
-        return tensorFail("has a bad shape " + shape->dump());
+        return tensorFail("has a bad shape " + jsonExcerpt(*shape));
       view.shape.push_back(int64_t(d));
       overflow |= __builtin_mul_overflow(expectedBytes, d, &expectedBytes);
     }
     uint64_t begin, end;
     if (!toSize((*offsets)[0], begin) || !toSize((*offsets)[1], end) ||
         begin > end || end > dataSize)
-      return tensorFail("has data_offsets " + offsets->dump() +
+      return tensorFail("has data_offsets " + jsonExcerpt(*offsets) +
                         " outside the data section of " +
                         std::to_string(dataSize) + " bytes");
     if (overflow || end - begin != expectedBytes)
       return tensorFail("has " + std::to_string(end - begin) +
-                        " bytes at data_offsets " + offsets->dump() +
+                        " bytes at data_offsets " + jsonExcerpt(*offsets) +
                         ", expected shape " + formatShape(view.shape) + " x " +
                         std::to_string(dtypeSize(view.dtype)) + " bytes");
     view.data = data + begin;
     view.numBytes = end - begin;
     result->tensors_.emplace(name, std::move(view));
+    extents.push_back({begin, end, name});
   }
+  if (Status whole = checkDataSection(std::move(extents), dataSize);
+      !whole.ok())
+    return fail(whole.message());
   return result;
 }
 
@@ -251,6 +328,11 @@ SafeTensorsFile::~SafeTensorsFile() {
 StatusOr<Checkpoint> Checkpoint::open(const std::string &dir) {
   Checkpoint checkpoint;
   std::string indexPath = dir + "/model.safetensors.index.json";
+  // Opening a FIFO would block, and a device would be read forever.
+  struct stat indexInfo;
+  if (::stat(indexPath.c_str(), &indexInfo) == 0 &&
+      !S_ISREG(indexInfo.st_mode))
+    return Status::error(indexPath + ": not a regular file");
   std::ifstream indexFile(indexPath, std::ios::binary);
   if (!indexFile) {
     std::string singlePath = dir + "/model.safetensors";
@@ -271,22 +353,28 @@ StatusOr<Checkpoint> Checkpoint::open(const std::string &dir) {
   checkpoint.paths_.push_back(indexPath);
   std::ostringstream text;
   text << indexFile.rdbuf();
-  json index = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  StatusOr<json> parsed = parseJson(text.str(), indexPath);
+  if (!parsed.ok())
+    return parsed.status();
+  const json &index = *parsed;
   auto weightMap = index.is_object() ? index.find("weight_map") : index.end();
-  if (index.is_discarded() || !index.is_object() || weightMap == index.end() ||
+  if (!index.is_object() || weightMap == index.end() ||
       !weightMap->is_object())
     return Status::error(indexPath + ": expected a JSON object with a "
                                      "weight_map object");
   std::map<std::string, std::shared_ptr<SafeTensorsFile>> shards;
   for (const auto &[name, shard] : weightMap->items()) {
     if (!shard.is_string())
-      return Status::error(indexPath + ": weight_map[" + name +
-                           "] must be a file name, found " + shard.dump());
+      return Status::error(indexPath + ": weight_map[" + excerpt(name) +
+                           "] must be a file name, found " +
+                           jsonExcerpt(shard));
     std::string shardName = shard.get<std::string>();
+    // A name longer than a file name can be (NAME_MAX) names no file.
     if (shardName.empty() || shardName == "." || shardName == ".." ||
-        shardName.find('/') != std::string::npos)
-      return Status::error(indexPath + ": weight_map[" + name + "] must name a file in " +
-                           dir + ", found '" + shardName + "'");
+        shardName.find('/') != std::string::npos || shardName.size() > 255)
+      return Status::error(indexPath + ": weight_map[" + excerpt(name) +
+                           "] must name a file in " + dir + ", found '" +
+                           excerpt(shardName) + "'");
     auto &file = shards[shardName];
     if (!file) {
       StatusOr<std::shared_ptr<SafeTensorsFile>> opened =
@@ -300,7 +388,8 @@ StatusOr<Checkpoint> Checkpoint::open(const std::string &dir) {
     }
     auto tensor = file->tensors().find(name);
     if (tensor == file->tensors().end())
-      return Status::error(dir + "/" + shardName + ": tensor " + name +
+      return Status::error(dir + "/" + shardName + ": tensor " +
+                           excerpt(name) +
                            " missing (the index places it in this shard)");
     checkpoint.tensors_.emplace(name, tensor->second);
   }

@@ -55,8 +55,10 @@ struct TensorView {
 class SafeTensorsFile {
 public:
   /// Errors: missing/unreadable file, a header longer than the file, bad
-  /// JSON, an unsupported dtype, offsets outside the data or not matching
-  /// shape x dtype size. Each names the file (and the tensor).
+  /// JSON (or nested too deep, or giving a key twice), an unsupported dtype,
+  /// offsets outside the data or not matching shape x dtype size, tensors
+  /// whose bytes overlap, bytes of the data section in no tensor. Each names
+  /// the file (and the tensors).
   static StatusOr<std::shared_ptr<SafeTensorsFile>> open(const std::string &path);
   ~SafeTensorsFile();
   const std::map<std::string, TensorView> &tensors() const { return tensors_; }

@@ -49,6 +49,9 @@ LoadedArtifact::load(const std::string &path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0)
     return Status::error(path + ": no such artifact");
+  // Opening a FIFO to read its ELF header would wait for a writer forever.
+  if (!S_ISREG(st.st_mode))
+    return Status::error(path + ": not a regular file");
   if (Status whole = checkElfExtent(path, st.st_size); !whole.ok())
     return whole;
   std::unique_ptr<LoadedArtifact> artifact(new LoadedArtifact());

@@ -38,7 +38,9 @@ Status allocate(std::vector<char> &owned, uint64_t bytes) {
 
 StatusOr<std::unique_ptr<WeightBuffer>>
 WeightBuffer::fromWeightsFile(const std::string &path, const Manifest &manifest) {
-  int fd = open(path.c_str(), O_RDONLY);
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever;
+  // it changes nothing for the regular file that is then required.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return Status::error(path + ": cannot open the weights file (" +
                          std::strerror(errno) +

@@ -100,6 +100,26 @@ describe('completions', () => {
     assert.deepEqual(models.data.map((m) => m.id), ['trained-cohere2-f32']);
   });
 
+  it('refuses a body nested deeper than 64 levels, and keeps serving', async () => {
+    // 100,000 nested arrays (200 KB): copying or quoting such a value
+    // recursed once per level, and overflowed the HTTP thread's stack.
+    const deep = '['.repeat(100000) + ']'.repeat(100000);
+    const bodies = [
+      ['/v1/chat/completions', `{"messages": ${deep}}`],
+      ['/v1/chat/completions', `{"messages": [{"role": "user", "content": "x"}], "model": ${deep}}`],
+      ['/v1/completions', `{"prompt": ${deep}}`],
+      ['/tokenize', `{"prompt": "x", "extra": ${deep}}`],
+    ];
+    for (const [path, body] of bodies) {
+      const r = await fetch(`${server.url}${path}`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      assert.equal(r.status, 400, `${path} ${body.slice(0, 80)}`);
+      const error = (await r.json()).error;
+      assert.match(error.message, /^the body: arrays and objects nested more than 64 levels deep/);
+    }
+    assert.equal((await fetch(`${server.url}/health`)).status, 200);
+  });
+
   it('answers bad requests with OpenAI errors', async () => {
     const post = (body, headers = {}) => fetch(`${server.url}/v1/chat/completions`, {
       method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });

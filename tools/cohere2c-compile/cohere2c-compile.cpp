@@ -173,6 +173,38 @@ Expected<Model> readModel() {
   return model;
 }
 
+/// What a file that is not a regular file or a folder is, for messages.
+const char *fileKind(sys::fs::file_type type) {
+  switch (type) {
+  case sys::fs::file_type::fifo_file:
+    return "a FIFO";
+  case sys::fs::file_type::character_file:
+    return "a character device";
+  case sys::fs::file_type::block_file:
+    return "a block device";
+  case sys::fs::file_type::socket_file:
+    return "a socket";
+  default:
+    return "of an unknown type";
+  }
+}
+
+/// An error unless `path`, which the library writer replaces by renaming a
+/// new file over it, is absent or a regular file: the rename would replace
+/// a device or FIFO with a file (as root, /dev/null itself), and a FIFO
+/// would block FileOutputBuffer's commit. `name` is how messages call it.
+Error checkReplaceable(StringRef path, const Twine &name) {
+  sys::fs::file_status status;
+  if (std::error_code ec = sys::fs::status(path, status))
+    return ec == std::errc::no_such_file_or_directory
+               ? Error::success()
+               : createStringError(name + ": " + ec.message());
+  if (status.type() == sys::fs::file_type::regular_file)
+    return Error::success();
+  return createStringError(name + ": not a regular file (" +
+                           fileKind(status.type()) + ")");
+}
+
 /// An output the compiler could not write fails now, not after lowering;
 /// so does one that would replace an input.
 Error checkOutput(const Model &model, StringRef weightsPath) {
@@ -190,6 +222,17 @@ Error checkOutput(const Model &model, StringRef weightsPath) {
     if (sys::fs::access(folder, sys::fs::AccessMode::Write))
       return createStringError("-o " + outputPath + ": cannot write in " +
                                std::string(folder));
+  }
+  // Text (--emit) is written through, so a device or FIFO takes it; a
+  // library and its weights are renamed into place.
+  if (emit == Emit::Library && outputPath != "-") {
+    if (Error e = checkReplaceable(outputPath, "-o " + outputPath))
+      return e;
+    std::string weightsName =
+        (weightsPath + " (the weights beside -o " + outputPath + ")").str();
+    if (model.checkpoint)
+      if (Error e = checkReplaceable(weightsPath, weightsName))
+        return e;
   }
   // Never write over an input: -o ck/model.safetensors would destroy it.
   std::vector<std::string> inputs = {model.configPath};

@@ -2,6 +2,7 @@
 
 #include "Perplexity.h"
 #include "RequestsFile.h"
+#include "Support/Json.h"
 
 #include <cmath>
 #include <cstdio>
@@ -31,7 +32,7 @@ StatusOr<std::vector<int32_t>>
 sequenceOf(const json &j, const std::string &where, const ModelText *text) {
   for (auto &field : j.items())
     if (field.key() != "ids" && field.key() != "text")
-      return Status::error(where + ": unknown field '" + field.key() +
+      return Status::error(where + ": unknown field '" + excerpt(field.key()) +
                            "' (expected ids or text)");
   if (j.contains("ids") == j.contains("text"))
     return Status::error(where + ": give exactly one of ids and text");
@@ -53,7 +54,7 @@ sequenceOf(const json &j, const std::string &where, const ModelText *text) {
       std::optional<int64_t> id = integerIn(j["ids"][i], INT32_MIN, INT32_MAX);
       if (!id)
         return Status::error(where + ": ids[" + std::to_string(i) + "] is " +
-                             j["ids"][i].dump() + ", not a token id");
+                             jsonExcerpt(j["ids"][i]) + ", not a token id");
       ids.push_back((int32_t)*id);
     }
   }

@@ -1,6 +1,7 @@
 //===- RequestsFile.cpp ---------------------------------------------------===//
 
 #include "RequestsFile.h"
+#include "Support/Json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -35,7 +36,7 @@ public:
       if (std::find(std::begin(kFields), std::end(kFields), field.key()) ==
           std::end(kFields))
         return error(
-            "unknown field '" + field.key() +
+            "unknown field '" + excerpt(field.key()) +
             "' (expected id, prompt_ids, prompt, messages, documents, tools, "
             "max_new_tokens, logits_from, temperature, top_k, top_p, seed)");
     for (Status s :
@@ -85,7 +86,7 @@ private:
       std::optional<int64_t> id = integerIn(promptIds[i], INT32_MIN, INT32_MAX);
       if (!id)
         return error("prompt_ids[" + std::to_string(i) + "] is " +
-                     promptIds[i].dump() +
+                     jsonExcerpt(promptIds[i]) +
                      ", not a token id (an int32 integer)");
       r.promptIds.push_back((int32_t)*id);
     }
@@ -98,7 +99,7 @@ private:
     std::optional<int64_t> n = integerIn(j["max_new_tokens"], 1, kInt64Max);
     if (!n)
       return error("max_new_tokens must be an integer of at least 1, found " +
-                   j["max_new_tokens"].dump());
+                   jsonExcerpt(j["max_new_tokens"]));
     r.options.max_new_tokens = *n;
     return Status::success();
   }
@@ -113,7 +114,8 @@ private:
       return error("logits_from must be an integer in [0, prompt tokens + "
                    "max_new_tokens - "
                    "1] = [0, " +
-                   std::to_string(end) + "], found " + j["logits_from"].dump());
+                   std::to_string(end) + "], found " +
+                   jsonExcerpt(j["logits_from"]));
     r.options.record_logits_from = *from;
     return Status::success();
   }
@@ -127,14 +129,14 @@ private:
         continue;
       if (!j[key].is_number() || !range.holds(j[key].get<double>()))
         return error(std::string(key) + " must be " + range.what + ", found " +
-                     j[key].dump());
+                     jsonExcerpt(j[key]));
       *field = j[key].get<double>();
     }
     if (j.contains("top_k")) {
       std::optional<int64_t> k = integerIn(j["top_k"], 0, kInt64Max);
       if (!k)
         return error("top_k must be an integer >= 0, found " +
-                     j["top_k"].dump());
+                     jsonExcerpt(j["top_k"]));
       r.options.top_k = *k;
     }
     if (j.contains("seed")) {
@@ -142,7 +144,7 @@ private:
       if (!seed.is_number_unsigned() &&
           !(seed.is_number_integer() && seed.get<int64_t>() >= 0))
         return error("seed must be an integer >= 0 (uint64), found " +
-                     seed.dump());
+                     jsonExcerpt(seed));
       r.options.seed = seed.get<uint64_t>();
     }
     return Status::success();
@@ -183,10 +185,12 @@ Status forEachJsonLine(
     if (line.find_first_not_of(" \t\r") == std::string::npos)
       continue;
     std::string where = path + ":" + std::to_string(lineNo);
-    json j = json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
+    StatusOr<json> j = parseJson<json>(line, where);
+    if (!j.ok())
+      return j.status();
+    if (!j->is_object())
       return Status::error(where + ": not a JSON object");
-    if (Status s = onLine(j, where, lineNo); !s.ok())
+    if (Status s = onLine(*j, where, lineNo); !s.ok())
       return s;
   }
   if (in.bad())
@@ -213,7 +217,7 @@ StatusOr<std::vector<RunRequest>> readRequests(const std::string &path,
                                      : j["id"].dump();
         auto [previous, isNew] = lineOfId.emplace(r.id, lineNo);
         if (!isNew)
-          return Status::error(where + ": request id '" + r.id +
+          return Status::error(where + ": request id '" + excerpt(r.id) +
                                "' is already used on line " +
                                std::to_string(previous->second));
         Status s = LineReader(j, where, text).read(r);

@@ -48,8 +48,9 @@ std::optional<int64_t> integerIn(const nlohmann::ordered_json &value,
 
 /// Calls `onLine(object, "FILE:LINE", line number)` for each non-blank line
 /// of the file at `path`, stopping at its first error. Errors: the file
-/// cannot be opened or read, is a device, or a line is not a JSON object
-/// (naming FILE:LINE).
+/// cannot be opened or read, is a device, or a line is not JSON, nests
+/// deeper than kMaxJsonDepth (Support/Json.h) or is not an object (naming
+/// FILE:LINE).
 Status
 forEachJsonLine(const std::string &path,
                 const std::function<Status(const nlohmann::ordered_json &,

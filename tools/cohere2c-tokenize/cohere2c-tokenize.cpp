@@ -22,6 +22,7 @@
 
 #include "Artifact.h"
 #include "Model/Config.h"
+#include "Support/Json.h"
 #include "text/ModelText.h"
 
 #include <CLI/CLI.hpp>
@@ -91,7 +92,7 @@ StatusOr<json> decodeIds(const text::ModelText &model, const json &request) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
         id.get<int64_t>() > INT32_MAX)
       return Status::error("ids must be an array of token ids, found " +
-                           id.dump());
+                           jsonExcerpt(id));
     ids.push_back(id.get<int32_t>());
   }
   auto skip = flag(request, "skip_special_tokens", false);
@@ -117,8 +118,12 @@ StatusOr<json> renderChat(const text::ModelText &model, const json &request) {
 }
 
 StatusOr<json> answer(const text::ModelText &model, const std::string &line) {
-  json request = json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (request.is_discarded() || !request.is_object())
+  // Messages start with the line number, which main() adds.
+  StatusOr<json> parsed = parseJson<json>(line, "");
+  if (!parsed.ok())
+    return parsed.status();
+  const json &request = *parsed;
+  if (!request.is_object())
     return Status::error("not a JSON object");
   int kinds = request.contains("text") + request.contains("ids") +
               request.contains("messages");

@@ -12,6 +12,7 @@
 #include "cohere2c/runtime.h"
 
 #include "ModelLoading.h"
+#include "Support/Json.h"
 #include "capi/Handles.h"
 
 #include <cmath>
@@ -276,8 +277,9 @@ namespace {
 
 /// The chat object of `chatJson`, for ModelText's chat calls.
 StatusOr<nlohmann::ordered_json> parseChat(const char *chatJson) {
-  auto chat = nlohmann::ordered_json::parse(chatJson, nullptr, false);
-  if (chat.is_discarded() || !chat.is_object())
+  StatusOr<nlohmann::ordered_json> chat =
+      parseJson<nlohmann::ordered_json>(chatJson, "chat");
+  if (chat.ok() && !chat->is_object())
     return Status::error("chat: not a JSON object");
   return chat;
 }

@@ -1,6 +1,7 @@
 //===- Api.cpp ------------------------------------------------------------===//
 
 #include "serve/Api.h"
+#include "Support/Json.h"
 
 #include <ctime>
 
@@ -84,7 +85,7 @@ HttpResponse Api::completions(const HttpRequest &request, StreamWriter &stream,
       (!body["model"].is_string() ||
        body["model"].get<std::string>() != modelName_))
     error = ApiError{404,
-                     "the model " + body["model"].dump() +
+                     "the model " + jsonExcerpt(body["model"]) +
                          " does not exist (this server "
                          "serves \"" +
                          modelName_ + "\")",

@@ -1,6 +1,7 @@
 //===- OpenAIRequest.cpp --------------------------------------------------===//
 
 #include "serve/OpenAIRequest.h"
+#include "Support/Json.h"
 
 #include <cmath>
 
@@ -51,7 +52,7 @@ public:
         (v->is_number_unsigned() && v->get<uint64_t>() > (uint64_t)INT64_MAX))
       return ApiError::badRequest(
           std::string(name) + " must be an integer in [" + std::to_string(low) +
-              ", " + std::to_string(high) + "], found " + v->dump(),
+              ", " + std::to_string(high) + "], found " + jsonExcerpt(*v),
           name);
     out = v->get<int64_t>();
     return std::nullopt;
@@ -67,7 +68,7 @@ public:
       return ApiError::badRequest(
           std::string(name) + " must be a number in " + (openLow ? "(" : "[") +
               std::to_string(low) + ", " + std::to_string(high) + "], found " +
-              v->dump(),
+              jsonExcerpt(*v),
           name);
     out = x;
     return std::nullopt;
@@ -79,7 +80,8 @@ public:
       return std::nullopt;
     if (!v->is_boolean())
       return ApiError::badRequest(
-          std::string(name) + " must be true or false, found " + v->dump(),
+          std::string(name) + " must be true or false, found " +
+              jsonExcerpt(*v),
           name);
     out = v->get<bool>();
     return std::nullopt;
@@ -120,7 +122,7 @@ private:
       if (!s.is_string() || s.get<std::string>().empty())
         return ApiError::badRequest(
             "stop must be a non-empty string or a list of them, found " +
-                v->dump(),
+                jsonExcerpt(*v),
             "stop");
       spec.stop.push_back(s.get<std::string>());
     }
@@ -202,9 +204,12 @@ std::optional<ApiError> flattenContent(json &message, size_t index) {
 } // namespace
 
 std::optional<ApiError> parseBody(const std::string &text, json &body) {
-  body = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded() || !body.is_object())
+  StatusOr<json> parsed = parseJson<json>(text, "the body");
+  if (!parsed.ok())
+    return ApiError::badRequest(parsed.status().message());
+  if (!parsed->is_object())
     return ApiError::badRequest("the body must be a JSON object");
+  body = std::move(*parsed);
   return std::nullopt;
 }
 

@@ -1,6 +1,7 @@
 //===- ModelText.cpp ------------------------------------------------------===//
 
 #include "text/ModelText.h"
+#include "Support/Json.h"
 #include "text/TextCheck.h"
 
 namespace cohere2c::text {
@@ -11,8 +12,8 @@ using json = nlohmann::ordered_json;
 
 /// `text` parsed as a JSON object, or an error naming `file`.
 StatusOr<json> parseObject(const std::string &text, const std::string &file) {
-  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded() || !value.is_object())
+  StatusOr<json> value = parseJson<json>(text, file);
+  if (value.ok() && !value->is_object())
     return Status::error(file + ": not a JSON object");
   return value;
 }
@@ -68,7 +69,7 @@ Status readEosIds(const json &config, const std::string &file,
     if (!id.is_number_integer() || id.get<int64_t>() < 0)
       return Status::error(
           file + ": eos_token_id must be an id or a list of ids, found " +
-          field.dump());
+          jsonExcerpt(field));
     read.push_back(id.get<int64_t>());
   }
   ids = read;

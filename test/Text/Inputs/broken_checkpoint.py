@@ -5,7 +5,9 @@
 
 The weights and config.json are linked, the text files copied, then one is
 changed as KIND says: unknown-model, unknown-pretokenizer, truncated,
-unknown-merge, template-syntax, template-tag.
+unknown-merge, template-syntax, template-tag, deep-tokenizer,
+deep-tokenizer-config (a value of 100,000 nested arrays: 200 KB of brackets,
+too deep for Python's json module to write, so it is spliced in as text).
 """
 import json
 import os
@@ -21,6 +23,15 @@ for name in os.listdir(src):
     elif name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja",
                   "generation_config.json"):
         shutil.copy(f"{src}/{name}", f"{out}/{name}")
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def write_deep(name, document):
+    """Writes `document` to OUT/name with its "DEEP" value nested deep."""
+    text = json.dumps(document, ensure_ascii=False).replace('"DEEP"', DEEP)
+    open(f"{out}/{name}", "w", encoding="utf-8").write(text)
+
 
 tokenizer = json.load(open(f"{src}/tokenizer.json", encoding="utf-8"))
 if kind == "unknown-model":
@@ -38,5 +49,12 @@ elif kind == "template-syntax":
     open(f"{out}/chat_template.jinja", "w").write("{{ bos_token }}\n{% if messages %}\nhi\n")
 elif kind == "template-tag":
     open(f"{out}/chat_template.jinja", "w").write("{{ bos_token }}\n  {% include 'other.jinja' %}\n")
+elif kind == "deep-tokenizer":
+    tokenizer["model"]["dropout"] = "DEEP"
+    write_deep("tokenizer.json", tokenizer)
+elif kind == "deep-tokenizer-config":
+    config = json.load(open(f"{src}/tokenizer_config.json", encoding="utf-8"))
+    config["chat_template"] = "DEEP"
+    write_deep("tokenizer_config.json", config)
 else:
     sys.exit(f"unknown kind {kind}")

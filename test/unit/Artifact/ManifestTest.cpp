@@ -121,6 +121,31 @@ TEST(ManifestTest, RejectsAnOlderFormatVersion) {
             "version of cohere2c-compile: compile the model again)");
 }
 
+TEST(ManifestTest, RejectsJsonNestedTooDeep) {
+  // The digest beside a manifest is no defence: whoever edits the manifest
+  // can recompute it. 100,000 nested arrays in a field the reader quotes
+  // (kv_groups) overflowed the stack.
+  Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
+  m.weights = WeightLayout::forModel(m.config, DType::F32);
+  std::string text = m.toJson();
+  size_t at = text.find("\"kv_groups\":[");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.insert(at + 13, std::string(100000, '[') + std::string(100000, ']') +
+                           ",");
+  StatusOr<Manifest> parsed = Manifest::parse(text, "deep.so");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(),
+            "deep.so: the manifest: arrays and objects nested more than 64 "
+            "levels deep (from byte " +
+                std::to_string(at + 13 + 62) + ")");
+  StatusOr<LaunchPlan> plan = LaunchPlan::parse(
+      R"({"buffers":[)" + std::string(100000, '[') + "]}", "deep.so");
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().message(),
+            "deep.so: launch plan: arrays and objects nested more than 64 "
+            "levels deep (from byte 74)");
+}
+
 // The spec of an embedding kernel, as a manifest writes it.
 constexpr const char *kEmbeddingSpec =
     R"("spec":{"family":"embedding","rows":"all","rope":false,"window":0,"out_f32":false,)"

@@ -188,6 +188,10 @@ TEST(SafeTensorsTest, RejectsHeaderLongerThanFile) {
 TEST(SafeTensorsTest, RejectsBadJson) {
   std::string path = freshDir() + "/bad.safetensors";
   EXPECT_EQ(openError(path, "{\"x\": [", {}),
+            path + ": header: not valid JSON: parse error at line 1, column "
+                   "8: syntax error while parsing value - unexpected end of "
+                   "input; expected '[', '{', or a literal");
+  EXPECT_EQ(openError(path, "[1, 2]", {}),
             path + ": header is not a JSON object");
 }
 
@@ -225,6 +229,109 @@ TEST(SafeTensorsTest, RejectsUnsupportedDType) {
   EXPECT_EQ(openError(path, header, Bytes(8)),
             path + ": tensor ids has unsupported dtype I64 (supported: "
                    "F32, BF16, F16, F8_E4M3, F64)");
+}
+
+// The data section is the tensors' bytes back to back, each byte in exactly
+// one tensor, as the format's reference reader requires: anything else reads
+// one tensor's bytes as another's, or carries bytes no tensor accounts for.
+
+/// A header entry: F32 [elements] at data_offsets [begin, end].
+std::string f32Entry(const std::string &name, int elements, int begin,
+                     int end) {
+  return "\"" + name + "\": {\"dtype\": \"F32\", \"shape\": [" +
+         std::to_string(elements) + "], \"data_offsets\": [" +
+         std::to_string(begin) + ", " + std::to_string(end) + "]}";
+}
+
+TEST(SafeTensorsTest, AcceptsTensorsBackToBackInAnyHeaderOrder) {
+  std::string path = freshDir() + "/order.safetensors";
+  // b is first in the data; the empty tensor e sits between a and b.
+  std::string header = "{" + f32Entry("a", 4, 16, 32) + ", " +
+                       f32Entry("b", 4, 0, 16) + ", " +
+                       f32Entry("e", 0, 16, 16) + "}";
+  EXPECT_EQ(openError(path, header, Bytes(32)), "");
+}
+
+TEST(SafeTensorsTest, RejectsOverlappingTensors) {
+  std::string path = freshDir() + "/overlap.safetensors";
+  std::string header =
+      "{" + f32Entry("a", 4, 0, 16) + ", " + f32Entry("b", 4, 8, 24) + "}";
+  EXPECT_EQ(openError(path, header, Bytes(24)),
+            path + ": tensors a (data_offsets [0, 16]) and b (data_offsets "
+                   "[8, 24]) overlap");
+}
+
+TEST(SafeTensorsTest, RejectsTensorReachingIntoItsNeighbour) {
+  std::string path = freshDir() + "/reach.safetensors";
+  // a ends 4 bytes into b, which starts where a would have ended.
+  std::string header = "{" + f32Entry("a", 5, 0, 20) + ", " +
+                       f32Entry("b", 4, 16, 32) + ", " +
+                       f32Entry("c", 1, 32, 36) + "}";
+  EXPECT_EQ(openError(path, header, Bytes(36)),
+            path + ": tensors a (data_offsets [0, 20]) and b (data_offsets "
+                   "[16, 32]) overlap");
+}
+
+TEST(SafeTensorsTest, RejectsTwoTensorsOnTheSameBytes) {
+  std::string path = freshDir() + "/alias.safetensors";
+  std::string header =
+      "{" + f32Entry("a", 4, 0, 16) + ", " + f32Entry("b", 4, 0, 16) + "}";
+  EXPECT_EQ(openError(path, header, Bytes(16)),
+            path + ": tensors a (data_offsets [0, 16]) and b (data_offsets "
+                   "[0, 16]) overlap");
+}
+
+TEST(SafeTensorsTest, RejectsTensorNamedTwice) {
+  std::string path = freshDir() + "/twice.safetensors";
+  std::string header =
+      "{" + f32Entry("x", 4, 0, 16) + ", " + f32Entry("x", 4, 16, 32) + "}";
+  EXPECT_EQ(openError(path, header, Bytes(32)),
+            path + ": tensor x is named twice in the header");
+}
+
+TEST(SafeTensorsTest, RejectsFieldGivenTwice) {
+  std::string path = freshDir() + "/field.safetensors";
+  std::string header = R"({"x": {"dtype": "F32", "shape": [4], )"
+                       R"("data_offsets": [0, 16], "dtype": "F16"}})";
+  EXPECT_EQ(openError(path, header, Bytes(16)),
+            path + ": header: /x/dtype is given twice");
+}
+
+TEST(SafeTensorsTest, RejectsBytesAfterTheLastTensor) {
+  std::string path = freshDir() + "/trailing.safetensors";
+  std::string header = "{" + f32Entry("x", 4, 0, 16) + "}";
+  EXPECT_EQ(openError(path, header, Bytes(20)),
+            path + ": 4 bytes after the last tensor x (data_offsets [0, 16]) "
+                   "belong to no tensor");
+  EXPECT_EQ(openError(path, "{}", Bytes(3)),
+            path + ": 3 bytes after the header belong to no tensor");
+}
+
+TEST(SafeTensorsTest, RejectsBytesBetweenTensors) {
+  std::string path = freshDir() + "/gap.safetensors";
+  std::string header =
+      "{" + f32Entry("a", 4, 0, 16) + ", " + f32Entry("b", 4, 20, 36) + "}";
+  EXPECT_EQ(openError(path, header, Bytes(36)),
+            path + ": 4 bytes between tensors a (data_offsets [0, 16]) and b "
+                   "(data_offsets [20, 36]) belong to no tensor");
+}
+
+TEST(SafeTensorsTest, RejectsHeaderNestedTooDeep) {
+  std::string path = freshDir() + "/deep.safetensors";
+  // 100,000 nested arrays: quoting them in a message overflowed the stack.
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_EQ(openError(path, "{\"x\": " + deep + "}", {}),
+            path + ": header: arrays and objects nested more than 64 levels "
+                   "deep (from byte 69)");
+}
+
+TEST(SafeTensorsTest, QuotesAtMost80BytesOfAnEntry) {
+  std::string path = freshDir() + "/long.safetensors";
+  std::string header = "{\"x\": \"" + std::string(100000, 'y') + "\"}";
+  EXPECT_EQ(openError(path, header, {}),
+            path + ": tensor x needs dtype, shape and data_offsets [begin, "
+                   "end], found \"" +
+                std::string(79, 'y') + "...");
 }
 
 TEST(SafeTensorsTest, OpensSingleFileCheckpoint) {

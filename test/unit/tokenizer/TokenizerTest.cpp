@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <thread>
 
@@ -185,18 +186,38 @@ TEST(TokenizerTest, RejectsUnsupportedModelOptionsNamingTheirPath) {
       << message;
 }
 
-TEST(TokenizerTest, RejectsTruncatedJsonWithItsByteOffset) {
+TEST(TokenizerTest, RejectsTruncatedJsonWithItsPosition) {
   const std::string &text = trainedTokenizerJson();
   std::string truncated = text.substr(0, text.size() / 2);
   auto parsed = Tokenizer::parse(truncated, "tokenizer.json");
   ASSERT_FALSE(parsed.ok());
   const std::string &message = parsed.status().message();
-  // nlohmann reports the offset one past the last byte read.
-  EXPECT_EQ(message.rfind("tokenizer.json: invalid JSON at byte " +
-                              std::to_string(truncated.size() + 1) + ": ",
+  // nlohmann reports the position one past the last byte read: the line
+  // and column of the end of input.
+  size_t lastNewline = truncated.rfind('\n');
+  size_t line = std::count(truncated.begin(), truncated.end(), '\n') + 1;
+  size_t column = truncated.size() -
+                  (lastNewline == std::string::npos ? 0 : lastNewline + 1) + 1;
+  EXPECT_EQ(message.rfind("tokenizer.json: not valid JSON: parse error at "
+                          "line " +
+                              std::to_string(line) + ", column " +
+                              std::to_string(column) + ": ",
                           0),
             0u)
       << message;
+}
+
+TEST(TokenizerTest, RejectsJsonNestedTooDeep) {
+  // 100,000 nested arrays: quoting them in a message overflowed the stack.
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  auto parsed = Tokenizer::parse("{\"model\": {\"type\": \"BPE\", "
+                                 "\"dropout\": " +
+                                     deep + "}}",
+                                 "tokenizer.json");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(),
+            "tokenizer.json: arrays and objects nested more than 64 levels "
+            "deep (from byte 99)");
 }
 
 TEST(TokenizerTest, RejectsMissingAndMistypedFields) {

@@ -1,6 +1,7 @@
 //===- Bpe.cpp - Byte-level BPE model: vocab and ranked merges ------------===//
 #include "text/tokenizer/Bpe.h"
 
+#include "Support/Json.h"
 #include "text/tokenizer/ByteLevel.h"
 
 #include <algorithm>
@@ -69,7 +70,7 @@ void requireNullOr(const JsonNode &model, const char *field,
                    const nlohmann::json &allowed) {
   JsonNode value = model.optionalMember(field);
   if (!value.isNull() && value.value() != allowed)
-    value.fail(std::string("unsupported value ") + value.value().dump() +
+    value.fail(std::string("unsupported value ") + jsonExcerpt(value.value()) +
                " (supported: null or " + allowed.dump() + ")");
 }
 
@@ -104,7 +105,7 @@ std::unique_ptr<BpeModel> BpeModel::parse(const JsonNode &node) {
     node.member("type").fail("unsupported model '" + type + "'");
   JsonNode dropout = node.optionalMember("dropout");
   if (!dropout.isNull() && dropout.value() != 0)
-    dropout.fail("unsupported dropout " + dropout.value().dump() +
+    dropout.fail("unsupported dropout " + jsonExcerpt(dropout.value()) +
                  " (supported: null or 0)");
   requireNullOr(node, "continuing_subword_prefix", nullptr);
   requireNullOr(node, "end_of_word_suffix", nullptr);

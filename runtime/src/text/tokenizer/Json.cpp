@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "text/tokenizer/Json.h"
 
+#include "Support/Json.h"
+
 namespace cohere2c::text {
 
 namespace {
@@ -89,7 +91,7 @@ int64_t JsonNode::asInt(int64_t min, int64_t max) const {
   }
   if (!inRange)
     fail("expected an integer in [" + std::to_string(min) + ", " +
-         std::to_string(max) + "], found " + value_->dump());
+         std::to_string(max) + "], found " + jsonExcerpt(*value_));
   return value_->get<int64_t>();
 }
 

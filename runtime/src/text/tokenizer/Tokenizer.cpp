@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "text/tokenizer/Tokenizer.h"
 
+#include "Support/Json.h"
 #include "text/tokenizer/TokenizerImpl.h"
 #include "text/tokenizer/Utf8.h"
 
@@ -79,14 +80,10 @@ Tokenizer::~Tokenizer() = default;
 StatusOr<std::shared_ptr<const Tokenizer>>
 Tokenizer::parse(std::string_view text, const std::string &source) {
   try {
-    json root;
-    try {
-      root = json::parse(text);
-    } catch (const json::parse_error &e) {
-      return Status::error(source + ": invalid JSON at byte " +
-                           std::to_string(e.byte) + ": " + e.what());
-    }
-    std::unique_ptr<Impl> impl = parseComponents(JsonNode(root, source));
+    StatusOr<json> root = parseJson(text, source);
+    if (!root.ok())
+      return root.status();
+    std::unique_ptr<Impl> impl = parseComponents(JsonNode(*root, source));
     return std::shared_ptr<const Tokenizer>(new Tokenizer(std::move(impl)));
   } catch (const TokenizerJsonError &e) {
     return Status::error(e.what());
