@@ -72,8 +72,8 @@ json specToJson(const KernelSpec &spec) {
 
 /// The spec of a kernel step, or none if `j` is not a well-formed one.
 std::optional<KernelSpec> specFromJson(const json &j) {
-  auto at = [&](const char *key) { return j.is_object() && j.contains(key) ? j[key] : json(); };
-  json strides = at("strides");
+  auto at = [&](const char *key) -> const json & { return field(j, key); };
+  const json &strides = at("strides");
   if (!at("family").is_string() || !at("rows").is_string() || !at("rope").is_boolean() ||
       !at("window").is_number_integer() || !at("out_f32").is_boolean() ||
       !strides.is_array() || strides.size() != KernelSpec().strides.size())

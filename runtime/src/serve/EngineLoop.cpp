@@ -143,6 +143,7 @@ void EngineLoop::take(
       end(*stream, std::move(failed));
       continue;
     }
+    stream->logprobs_ = options.top_logprobs >= 0;
     inFlight_.push_back(stream);
   }
   for (const auto &stream : cancelled) {
@@ -186,22 +187,20 @@ void EngineLoop::publish(RequestStream &stream) {
   for (; error.empty() && stream.pushed_ < count; ++stream.pushed_) {
     StreamEvent event;
     event.token = ids[stream.pushed_];
-    TokenLogprobs lp;
-    int32_t topIds[COHERE2C_MAX_TOP_LOGPROBS];
-    float topLogprobs[COHERE2C_MAX_TOP_LOGPROBS];
-    size_t top = 0;
-    cohere2c_status_t s = cohere2c_request_logprobs(
-        stream.request_, stream.pushed_, &lp.logprob, topIds, topLogprobs,
-        COHERE2C_MAX_TOP_LOGPROBS, &top);
-    if (!s) {
+    if (stream.logprobs_) {
+      TokenLogprobs lp;
+      int32_t topIds[COHERE2C_MAX_TOP_LOGPROBS];
+      float topLogprobs[COHERE2C_MAX_TOP_LOGPROBS];
+      size_t top = 0;
+      error = takeMessage(cohere2c_request_logprobs(
+          stream.request_, stream.pushed_, &lp.logprob, topIds, topLogprobs,
+          COHERE2C_MAX_TOP_LOGPROBS, &top));
+      if (!error.empty())
+        break;
       for (size_t i = 0; i < top; ++i)
         lp.top.push_back({topIds[i], topLogprobs[i]});
       event.logprobs = std::move(lp);
-    } else if (cohere2c_status_code(s) != COHERE2C_STATUS_FAILED_PRECONDITION) {
-      error = takeMessage(s); // not merely a request without logprobs
-      break;
     }
-    cohere2c_status_free(s);
     stream.push(std::move(event));
   }
   cohere2c_request_state_t state = COHERE2C_REQUEST_IN_FLIGHT;

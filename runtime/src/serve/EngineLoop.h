@@ -81,9 +81,11 @@ private:
   std::mutex mutex_;
   std::condition_variable arrived_;
   std::deque<StreamEvent> events_;
-  // Engine thread only: the engine's request once submitted, the tokens
-  // already pushed, and whether it finished, failed or was cancelled.
+  // Engine thread only: the engine's request once submitted, whether it
+  // asked for logprobs, the tokens already pushed, and whether it finished,
+  // failed or was cancelled.
   cohere2c_request_t *request_ = nullptr;
+  bool logprobs_ = false; // submitted with top_logprobs >= 0
   size_t pushed_ = 0;
   bool ended_ = false;
 };

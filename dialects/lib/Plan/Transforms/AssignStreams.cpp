@@ -52,7 +52,6 @@ public:
         widths[buffer.getSymNameAttr()] = buffer.getWidth();
     for (Operation &op : step.getBody().front())
       if (isa<LaunchOp, GemmOp>(op)) {
-        position[&op] = steps.size();
         steps.push_back(&op);
         access.push_back(accessOf(op));
       }
@@ -71,7 +70,6 @@ public:
 
   std::vector<Operation *> steps;
   std::vector<Access> access;
-  DenseMap<Operation *, int64_t> position;
 
 private:
   std::optional<Place> placeOf(Attribute a) const {
@@ -100,22 +98,24 @@ private:
   DenseMap<StringAttr, int64_t> widths;
 };
 
+/// The kernel family of a launch; none for a GEMM.
+std::optional<::cohere2c::KernelFamily> familyOf(Operation *op) {
+  if (auto launch = dyn_cast<LaunchOp>(op))
+    return launch.getSpec().getSpec().family;
+  return std::nullopt;
+}
+
 bool isSwiGLU(Operation *op) {
-  auto launch = dyn_cast<LaunchOp>(op);
-  if (!launch)
-    return false;
-  auto family = launch.getSpec().getSpec().family;
+  auto family = familyOf(op);
   return family == ::cohere2c::KernelFamily::SwiGLU ||
          family == ::cohere2c::KernelFamily::SwiGLUQuantFP8;
 }
 
 /// A linear layer's step: its GEMM, or the matrix-vector kernel of one token.
 bool isLinear(Operation *op) {
-  if (isa<GemmOp>(op))
-    return true;
-  auto launch = dyn_cast<LaunchOp>(op);
-  auto family = launch ? launch.getSpec().getSpec().family : ::cohere2c::KernelFamily::Embedding;
-  return family == ::cohere2c::KernelFamily::Gemv || family == ::cohere2c::KernelFamily::GemvFP8;
+  auto family = familyOf(op);
+  return !family || family == ::cohere2c::KernelFamily::Gemv ||
+         family == ::cohere2c::KernelFamily::GemvFP8;
 }
 
 /// A side branch: the steps on the side stream, after the fork that follows
