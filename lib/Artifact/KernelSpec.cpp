@@ -8,13 +8,14 @@ namespace cohere2c {
 namespace {
 
 // In the order of the enums.
-constexpr std::array<std::string_view, 15> kFamilyNames = {
+constexpr std::array<std::string_view, 17> kFamilyNames = {
     "embedding",       "layer_norm",  "layer_norm_quant_fp8",
     "quantize_fp8",    "swiglu",      "swiglu_quant_fp8",
     "residual_sum",    "gather_rows", "greedy_tokens",
     "kv_append",       "attention",   "attention_prefill",
-    "attention_merge", "gemv",        "gemv_fp8"};
-static_assert(kFamilyNames.size() == (size_t)KernelFamily::GemvFP8 + 1);
+    "attention_merge", "gemv",        "gemv_fp8",
+    "random_uniform",  "random_uniform_fp8"};
+static_assert(kFamilyNames.size() == (size_t)KernelFamily::RandomUniformFP8 + 1);
 constexpr std::array<std::string_view, 3> kRowsNames = {"all", "generated",
                                                         "prompt"};
 static_assert(kRowsNames.size() == (size_t)KernelRows::Prompt + 1);
@@ -64,6 +65,10 @@ std::vector<int> outputArguments(const KernelSpec &spec, int count) {
   case KernelFamily::GreedyTokens:
   case KernelFamily::AttentionMerge:
     return {1};
+  case KernelFamily::RandomUniform:
+    return {0};
+  case KernelFamily::RandomUniformFP8:
+    return {0, 1};
   case KernelFamily::KVAppend:
     return spec.rope ? std::vector<int>{5, 10} : std::vector<int>{5};
   case KernelFamily::Attention:

@@ -48,6 +48,10 @@ namespace cohere2c {
 ///   AttentionMerge      partials, out, splits[, generated_rows | generated]
 ///   Gemv, GemvFP8       x[, x_scales], w[, w_scales], out: one token's linear
 ///   layer
+///   RandomUniform       out, count, seed, first, scale, offset: seeded random
+///                       weights (RandomWeights.h), f32 or bf16 (outF32)
+///   RandomUniformFP8    values, scales, cols, seed, first, scale: seeded
+///                       random weights quantized rowwise, a block per row
 enum class KernelFamily : uint8_t {
   Embedding,
   LayerNorm,
@@ -64,6 +68,8 @@ enum class KernelFamily : uint8_t {
   AttentionMerge,
   Gemv,
   GemvFP8,
+  RandomUniform,
+  RandomUniformFP8,
 };
 
 /// Which tokens a kernel's block rows are (Attention, AttentionMerge): every
@@ -79,7 +85,7 @@ struct KernelSpec {
   /// Attention, AttentionPrefill: the sliding window W it masks to (keys
   /// p - W < j <= p), 0 for full attention.
   int64_t window = 0;
-  /// Gemv, GemvFP8: the output is f32 (else bf16).
+  /// Gemv, GemvFP8, RandomUniform: the output is f32 (else bf16).
   bool outF32 = false;
   /// The row strides (elements) compiled in for the arguments that
   /// rowStrideArguments names, in that order: a projection read from a

@@ -95,7 +95,10 @@ std::optional<KernelSpec> specFromJson(const json &j) {
 } // namespace
 
 std::string LaunchPlan::toJson() const {
-  json j = {{"buffers", json::array()}, {"steps", json::array()}};
+  json j = {{"buffers", json::array()}, {"steps", json::array()},
+            {"weight_fill", json::object()}};
+  for (const auto &[dtype, kernel] : weightFills)
+    j["weight_fill"][dtypeName(dtype)] = kernel;
   for (const PlanBuffer &b : buffers)
     j["buffers"].push_back(
         {{"name", b.name}, {"width", b.width}, {"dtype", dtypeName(b.dtype)},
@@ -144,11 +147,19 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
     return Status::error(source + ": malformed launch plan: " + what);
   };
   if (!j.is_object() || !field(j, "buffers").is_array() ||
-      !field(j, "steps").is_array())
-    return bad("expected {buffers, steps}");
+      !field(j, "steps").is_array() ||
+      !(field(j, "weight_fill").is_object() || field(j, "weight_fill").is_null()))
+    return bad("expected {buffers, steps[, weight_fill]}");
   // Every size the plan names must be one the runtime provides.
   auto param = [&](const json &name) { return stepParamNamed(name.get<std::string>()); };
   LaunchPlan plan;
+  // Absent: no weight-fill kernels (random weights then come from the host).
+  for (const auto &[name, kernel] : field(j, "weight_fill").items()) {
+    StatusOr<DType> dtype = dtypeNamed(name);
+    if (!dtype.ok() || !kernel.is_string())
+      return bad("weight_fill entry " + excerpt(name));
+    plan.weightFills[*dtype] = kernel.get<std::string>();
+  }
   for (const json &b : field(j, "buffers")) {
     if (!b.is_object() || !field(b, "name").is_string() ||
         !field(b, "width").is_number_integer() ||

@@ -18,6 +18,7 @@
 #include "Support/Status.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -143,6 +144,10 @@ struct PlanStep {
 struct LaunchPlan {
   std::vector<PlanBuffer> buffers;
   std::vector<PlanStep> steps;
+  /// The kernel generating random weights (RandomWeights.h) of each storage
+  /// dtype among the weights: RandomUniform for F32 and BF16,
+  /// RandomUniformFP8 for F8E4M3 (KernelSpec.h gives their arguments).
+  std::map<DType, std::string> weightFills;
 
   std::string toJson() const;
   /// Errors name `source` and the malformed entry.

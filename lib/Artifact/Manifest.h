@@ -62,7 +62,8 @@ struct Manifest {
   /// parameters (the split attention kernel's splits an argument).
   /// 7: every kernel step carries its KernelSpec ("spec"); the o and down
   /// projections of FP8 layers write f32.
-  static constexpr int kFormatVersion = 7;
+  /// 8: the launch plan names its weight-fill kernels ("weight_fill").
+  static constexpr int kFormatVersion = 8;
 
   ModelConfig config;
   std::string target;    // "host" or "cuda"

@@ -88,6 +88,89 @@ int64_t firstNonFinite(DType dtype, const char *data, int64_t n) {
 
 } // namespace
 
+Status packRows(const Checkpoint &checkpoint, const WeightEntry &entry,
+                int64_t firstRow, int64_t endRow, char *rows, float *scales,
+                const std::string &source) {
+  const TensorView *tensor = checkpoint.find(entry.name);
+  if (!tensor)
+    return Status::error(source + ": tensor " + entry.name + " missing");
+  if (tensor->shape != entry.shape)
+    return Status::error(source + ": tensor " + entry.name + " has shape " +
+                         shapeString(tensor->shape) + ", expected " +
+                         shapeString(entry.shape));
+  int64_t cols = entry.shape.back(), count = endRow - firstRow;
+  int64_t allRows = tensor->numElements() / std::max<int64_t>(cols, 1);
+  int64_t n = count * cols, first = firstRow * cols;
+  // An FP8 checkpoint tensor comes with its rowwise scales.
+  const TensorView *given = nullptr;
+  if (tensor->dtype == DType::F8E4M3) {
+    given = checkpoint.find(entry.name + "_scale");
+    if (!given || given->numElements() != allRows)
+      return Status::error(source + ": F8_E4M3 tensor " + entry.name +
+                           " needs its per-output-channel scales " + entry.name +
+                           "_scale with " + std::to_string(allRows) + " elements");
+    for (int64_t r = firstRow; r < endRow; ++r)
+      if (!std::isfinite(given->at(r)))
+        return Status::error(source + ": tensor " + entry.name +
+                             "_scale holds a non-finite value (NaN or infinity) at element " +
+                             std::to_string(r));
+  }
+  auto value = [&](int64_t e) {
+    float v = tensor->at(first + e);
+    return given ? v * given->at((first + e) / cols) : v;
+  };
+  const char *src = static_cast<const char *>(tensor->data) + first * dtypeSize(tensor->dtype);
+  switch (entry.dtype) {
+  case DType::F32:
+    if (tensor->dtype == DType::F32) {
+      std::memcpy(rows, src, n * sizeof(float));
+      break;
+    }
+    for (int64_t e = 0; e < n; ++e)
+      reinterpret_cast<float *>(rows)[e] = value(e);
+    break;
+  case DType::BF16:
+    if (tensor->dtype == DType::BF16) {
+      std::memcpy(rows, src, n * sizeof(uint16_t));
+      break;
+    }
+    for (int64_t e = 0; e < n; ++e)
+      reinterpret_cast<uint16_t *>(rows)[e] = floatToBF16(value(e));
+    break;
+  case DType::F8E4M3: {
+    auto *bytes = reinterpret_cast<uint8_t *>(rows);
+    if (given) {
+      std::memcpy(bytes, src, n);
+      for (int64_t r = 0; r < count; ++r)
+        scales[r] = given->at(firstRow + r);
+      break;
+    }
+    std::vector<float> row(cols);
+    for (int64_t r = 0; r < count; ++r) {
+      for (int64_t c = 0; c < cols; ++c)
+        row[c] = tensor->at(first + r * cols + c);
+      scales[r] = quantizeRowE4M3(row.data(), cols, bytes + r * cols);
+    }
+    break;
+  }
+  default:
+    return Status::error(std::string("weights stored as ") +
+                         dtypeName(entry.dtype) + " cannot be packed");
+  }
+  // A NaN or infinity (in the checkpoint, or from a value beyond the
+  // layout's range) would only show as garbage logits later.
+  int64_t bad = firstNonFinite(entry.dtype, rows, n);
+  if (bad < 0 && entry.dtype == DType::F8E4M3 &&
+      firstNonFinite(DType::F32, reinterpret_cast<const char *>(scales), count) >= 0)
+    return Status::error(source + ": tensor " + entry.name +
+                         " has a non-finite rowwise scale");
+  if (bad >= 0)
+    return Status::error(source + ": tensor " + entry.name +
+                         " holds a non-finite value (NaN or infinity) at element " +
+                         std::to_string(first + bad) + " as " + dtypeName(entry.dtype));
+  return Status::success();
+}
+
 Status packWeights(const Checkpoint &checkpoint, const WeightLayout &layout,
                    void *buffer, const std::string &source,
                    const ProgressFn &progress) {
@@ -99,84 +182,14 @@ Status packWeights(const Checkpoint &checkpoint, const WeightLayout &layout,
       progress(i + 1, layout.entries.size());
     if (layout.isScale(entry))
       continue; // written with its weight
-    const TensorView *tensor = checkpoint.find(entry.name);
-    if (!tensor)
-      return Status::error(source + ": tensor " + entry.name + " missing");
-    if (tensor->shape != entry.shape)
-      return Status::error(source + ": tensor " + entry.name + " has shape " +
-                           shapeString(tensor->shape) + ", expected " +
-                           shapeString(entry.shape));
-    int64_t n = tensor->numElements();
-    int64_t cols = entry.shape.back(), rows = n / std::max<int64_t>(cols, 1);
-    // An FP8 checkpoint tensor comes with its rowwise scales.
-    const TensorView *scales = nullptr;
-    if (tensor->dtype == DType::F8E4M3) {
-      scales = checkpoint.find(entry.name + "_scale");
-      if (!scales || scales->numElements() != rows)
-        return Status::error(source + ": F8_E4M3 tensor " + entry.name +
-                             " needs its per-output-channel scales " + entry.name +
-                             "_scale with " + std::to_string(rows) + " elements");
-      for (int64_t r = 0; r < rows; ++r)
-        if (!std::isfinite(scales->at(r)))
-          return Status::error(source + ": tensor " + entry.name +
-                               "_scale holds a non-finite value (NaN or infinity) at element " +
-                               std::to_string(r));
-    }
-    auto value = [&](int64_t e) {
-      float v = tensor->at(e);
-      return scales ? v * scales->at(e / cols) : v;
-    };
-    char *dst = base + entry.offset;
-    switch (entry.dtype) {
-    case DType::F32:
-      if (tensor->dtype == DType::F32) {
-        std::memcpy(dst, tensor->data, n * sizeof(float));
-        break;
-      }
-      for (int64_t e = 0; e < n; ++e)
-        reinterpret_cast<float *>(dst)[e] = value(e);
-      break;
-    case DType::BF16:
-      if (tensor->dtype == DType::BF16) {
-        std::memcpy(dst, tensor->data, n * sizeof(uint16_t));
-        break;
-      }
-      for (int64_t e = 0; e < n; ++e)
-        reinterpret_cast<uint16_t *>(dst)[e] = floatToBF16(value(e));
-      break;
-    case DType::F8E4M3: {
-      auto *rowScales = reinterpret_cast<float *>(base + layout.scaleOf(entry)->offset);
-      auto *bytes = reinterpret_cast<uint8_t *>(dst);
-      if (scales) {
-        std::memcpy(bytes, tensor->data, n);
-        for (int64_t r = 0; r < rows; ++r)
-          rowScales[r] = scales->at(r);
-        break;
-      }
-      std::vector<float> row(cols);
-      for (int64_t r = 0; r < rows; ++r) {
-        for (int64_t c = 0; c < cols; ++c)
-          row[c] = tensor->at(r * cols + c);
-        rowScales[r] = quantizeRowE4M3(row.data(), cols, bytes + r * cols);
-      }
-      break;
-    }
-    default:
-      return Status::error(std::string("weights stored as ") +
-                           dtypeName(entry.dtype) + " cannot be packed");
-    }
-    // A NaN or infinity (in the checkpoint, or from a value beyond the
-    // layout's range) would only show as garbage logits later.
-    int64_t bad = firstNonFinite(entry.dtype, dst, n);
-    const WeightEntry *scaleEntry =
-        entry.dtype == DType::F8E4M3 ? layout.scaleOf(entry) : nullptr;
-    if (bad < 0 && scaleEntry && firstNonFinite(DType::F32, base + scaleEntry->offset, rows) >= 0)
-      return Status::error(source + ": tensor " + entry.name +
-                           " has a non-finite rowwise scale");
-    if (bad >= 0)
-      return Status::error(source + ": tensor " + entry.name +
-                           " holds a non-finite value (NaN or infinity) at element " +
-                           std::to_string(bad) + " as " + dtypeName(entry.dtype));
+    const WeightEntry *scales = layout.scaleOf(entry);
+    int64_t rows = entry.numBytes / dtypeSize(entry.dtype) /
+                   std::max<int64_t>(entry.shape.back(), 1);
+    Status s = packRows(checkpoint, entry, 0, rows, base + entry.offset,
+                        scales ? reinterpret_cast<float *>(base + scales->offset) : nullptr,
+                        source);
+    if (!s.ok())
+      return s;
   }
   return Status::success();
 }

@@ -18,6 +18,15 @@ namespace cohere2c {
 /// Called after each tensor with (tensors done, tensors in all).
 using ProgressFn = std::function<void(size_t, size_t)>;
 
+/// Rows [firstRow, endRow) (of the last dimension) of one entry of a layout
+/// (not a scale entry), converted as packWeights does, into `rows` (the
+/// entry's bytes from firstRow on) and, for an F8E4M3 entry, their scales
+/// into `scales` (an f32 per row). Errors: packWeights's, for those rows.
+/// Safe to call concurrently on one checkpoint.
+Status packRows(const Checkpoint &checkpoint, const WeightEntry &entry,
+                int64_t firstRow, int64_t endRow, char *rows, float *scales,
+                const std::string &source);
+
 /// Writes every tensor of `layout` from `checkpoint` into `buffer` (at least
 /// layout.totalBytes bytes), converted to the layout's dtype: to F32 exactly,
 /// to BF16 with round-to-nearest-even, to F8E4M3 (with the "<name>_scale"

@@ -470,4 +470,12 @@ Status writeSafeTensors(std::ostream &out, const std::string &path,
   return Status::success();
 }
 
+void releaseResidentPages(const TensorView &tensor) {
+  uintptr_t page = sysconf(_SC_PAGESIZE);
+  uintptr_t begin = (reinterpret_cast<uintptr_t>(tensor.data) + page - 1) / page * page;
+  uintptr_t end = (reinterpret_cast<uintptr_t>(tensor.data) + tensor.numBytes) / page * page;
+  if (end > begin)
+    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+}
+
 } // namespace cohere2c

@@ -51,6 +51,11 @@ struct TensorView {
   float at(int64_t i) const { return elementToFloat(dtype, (const char *)data + i * dtypeSize(dtype)); }
 };
 
+/// Gives back the resident pages of a tensor's mapping (those wholly inside
+/// it) once it has been read: they are read from the file again if it is
+/// read again. What keeps a streaming load's host memory bounded.
+void releaseResidentPages(const TensorView &tensor);
+
 /// One mmapped .safetensors file.
 class SafeTensorsFile {
 public:

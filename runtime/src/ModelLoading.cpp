@@ -25,37 +25,39 @@ loadText(const LoadedArtifact &artifact) {
                                  artifact.manifest().config.eosTokenIds);
 }
 
-StatusOr<std::unique_ptr<WeightBuffer>>
+StatusOr<std::unique_ptr<WeightSource>>
 loadWeights(const LoadedArtifact &artifact, const std::string &checkpoint,
             std::optional<uint64_t> randomSeed) {
   const Manifest &manifest = artifact.manifest();
   if (!checkpoint.empty())
-    return WeightBuffer::fromCheckpoint(checkpoint, manifest);
+    return WeightSource::checkpoint(checkpoint, manifest);
   if (randomSeed)
-    return WeightBuffer::random(*randomSeed, manifest);
-  return WeightBuffer::fromWeightsFile(defaultWeightsPath(artifact.path()),
-                                       manifest);
+    return WeightSource::random(*randomSeed, manifest);
+  return WeightSource::weightsFile(defaultWeightsPath(artifact.path()),
+                                   manifest);
 }
 
 StatusOr<std::unique_ptr<Executor>>
-createExecutor(const LoadedArtifact &artifact, const WeightBuffer &weights,
+createExecutor(const LoadedArtifact &artifact, const WeightSource &weights,
                EngineOptions &options) {
-  if (options.numBlocks == 0)
-    options.numBlocks = defaultKVBlocks(artifact.manifest(), options);
-  std::array<int64_t, kNumKVGroups> blocks = {options.numBlocks,
-                                              options.numBlocks};
   if (artifact.manifest().target != "cuda") {
-    auto created =
-        HostExecutor::create(artifact, weights, blocks, options.blockSize);
+    if (options.numBlocks == 0)
+      options.numBlocks = defaultKVBlocks(artifact.manifest(), options);
+    StatusOr<const WeightBuffer *> buffer = weights.hostBuffer();
+    if (!buffer.ok())
+      return buffer.status();
+    auto created = HostExecutor::create(artifact, **buffer,
+                                        {options.numBlocks, options.numBlocks},
+                                        options.blockSize);
     if (!created.ok())
       return created.status();
     return std::unique_ptr<Executor>(std::move(*created));
   }
-  auto created =
-      CudaExecutor::create(artifact, weights, blocks, options.blockSize);
+  auto created = CudaExecutor::create(artifact, weights, options);
   if (!created.ok())
     return created.status();
-  std::fprintf(stderr, "device: %s\n", (*created)->deviceName().c_str());
+  std::fprintf(stderr, "device: %s; %s\n", (*created)->deviceName().c_str(),
+               (*created)->memoryReport().c_str());
   return std::unique_ptr<Executor>(std::move(*created));
 }
 

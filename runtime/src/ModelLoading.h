@@ -32,17 +32,19 @@ loadText(const LoadedArtifact &artifact);
 
 /// The weights from a checkpoint folder if `checkpoint` is not empty, else
 /// seeded random ones if `randomSeed` is given, else OUT.weights beside the
-/// artifact. Errors: WeightBuffer's, naming the file.
-StatusOr<std::unique_ptr<WeightBuffer>>
+/// artifact: checked, not yet read (WeightSource). Errors: WeightSource's,
+/// naming the file.
+StatusOr<std::unique_ptr<WeightSource>>
 loadWeights(const LoadedArtifact &artifact, const std::string &checkpoint,
             std::optional<uint64_t> randomSeed);
 
 /// The executor of the artifact's target (host or cuda) with
 /// options.numBlocks blocks per KV group of options.blockSize tokens (0
-/// blocks: defaultKVBlocks, written back into `options`). A cuda executor
-/// names its device on stderr. Errors: the executor's.
+/// blocks: what the target leaves, written back into `options`), the
+/// weights read from `weights`. A cuda executor names its device and how
+/// it split the device's memory on stderr. Errors: the executor's.
 StatusOr<std::unique_ptr<Executor>>
-createExecutor(const LoadedArtifact &artifact, const WeightBuffer &weights,
+createExecutor(const LoadedArtifact &artifact, const WeightSource &weights,
                EngineOptions &options);
 
 } // namespace cohere2c

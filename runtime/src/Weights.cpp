@@ -2,67 +2,94 @@
 
 #include "Weights.h"
 
+#include "Artifact/RandomWeights.h"
 #include "Artifact/WeightPacking.h"
 #include "Artifact/WeightsFile.h"
-#include "Model/SafeTensors.h"
+#include "Support/ParallelFor.h"
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
+#include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <new>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <system_error>
-#include <thread>
 #include <unistd.h>
 
 namespace cohere2c {
 
 namespace {
 
-/// `bytes` zeroed bytes in `owned`; host memory that cannot be had is an
-/// error, not std::bad_alloc.
-Status allocate(std::vector<char> &owned, uint64_t bytes) {
-  try {
-    owned.assign(bytes, 0);
-  } catch (const std::bad_alloc &) {
-    return Status::error("cannot allocate " + std::to_string(bytes) +
-                         " bytes of host memory for the weights");
-  }
-  return Status::success();
-}
-
-} // namespace
-
-StatusOr<std::unique_ptr<WeightBuffer>>
-WeightBuffer::fromWeightsFile(const std::string &path, const Manifest &manifest) {
-  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever;
-  // it changes nothing for the regular file that is then required.
+/// `path` opened for reading if it is a regular file. O_NONBLOCK: opening a
+/// FIFO would otherwise wait for a writer forever; it changes nothing for
+/// the regular file that is then required.
+StatusOr<int> openRegular(const std::string &path, struct stat &st) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return Status::error(path + ": cannot open the weights file (" +
                          std::strerror(errno) +
                          "); pass --checkpoint DIR or --random-weights SEED");
-  struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
     return Status::error(path + ": not a regular file");
   }
+  return fd;
+}
+
+/// The checked OUT.weights at `path`, open.
+StatusOr<int> openWeightsFile(const std::string &path, const Manifest &manifest,
+                              struct stat &st) {
+  StatusOr<int> fd = openRegular(path, st);
+  if (!fd.ok())
+    return fd;
   char header[kWeightsHeaderBytes] = {};
-  ssize_t got = pread(fd, header, sizeof(header), 0);
+  ssize_t got = pread(*fd, header, sizeof(header), 0);
   Status valid = got < 0 ? Status::error(path + ": cannot read: " +
                                          std::strerror(errno))
                          : checkWeightsHeader(header, st.st_size, path,
                                               manifest.weightsId,
                                               manifest.weights.totalBytes);
   if (!valid.ok()) {
-    close(fd);
+    close(*fd);
     return valid;
   }
-  void *mapping = mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
+  return fd;
+}
+
+/// Reads `bytes` at `offset` of `fd` into `out`, however many calls it takes.
+Status readFully(int fd, char *out, uint64_t bytes, uint64_t offset,
+                 const std::string &path) {
+  while (bytes > 0) {
+    ssize_t got = pread(fd, out, bytes, offset);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      return Status::error(path + ": cannot read " + std::to_string(bytes) +
+                           " bytes at offset " + std::to_string(offset) + ": " +
+                           (got < 0 ? std::strerror(errno) : "the file ends"));
+    out += got;
+    bytes -= got;
+    offset += got;
+  }
+  return Status::success();
+}
+
+int64_t rowsOf(const WeightEntry &entry) {
+  return entry.numBytes / dtypeSize(entry.dtype) /
+         std::max<int64_t>(entry.shape.back(), 1);
+}
+
+} // namespace
+
+StatusOr<std::unique_ptr<WeightBuffer>>
+WeightBuffer::fromWeightsFile(const std::string &path, const Manifest &manifest) {
+  struct stat st;
+  StatusOr<int> fd = openWeightsFile(path, manifest, st);
+  if (!fd.ok())
+    return fd.status();
+  void *mapping = mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE, *fd, 0);
+  close(*fd);
   if (mapping == MAP_FAILED)
     return Status::error(path + ": mmap failed: " + std::strerror(errno));
   std::unique_ptr<WeightBuffer> buffer(new WeightBuffer());
@@ -73,8 +100,39 @@ WeightBuffer::fromWeightsFile(const std::string &path, const Manifest &manifest)
   return buffer;
 }
 
-StatusOr<std::unique_ptr<WeightBuffer>>
-WeightBuffer::fromCheckpoint(const std::string &dir, const Manifest &manifest) {
+StatusOr<std::unique_ptr<WeightBuffer>> WeightBuffer::zeroed(uint64_t bytes) {
+  std::unique_ptr<WeightBuffer> buffer(new WeightBuffer());
+  try {
+    buffer->owned_.assign(bytes, 0);
+  } catch (const std::bad_alloc &) {
+    return Status::error("cannot allocate " + std::to_string(bytes) +
+                         " bytes of host memory for the weights");
+  }
+  buffer->data_ = buffer->owned_.data();
+  buffer->size_ = bytes;
+  return buffer;
+}
+
+WeightBuffer::~WeightBuffer() {
+  if (mapping_)
+    munmap(mapping_, mappingBytes_);
+}
+
+StatusOr<std::unique_ptr<WeightSource>>
+WeightSource::weightsFile(const std::string &path, const Manifest &manifest) {
+  struct stat st;
+  StatusOr<int> fd = openWeightsFile(path, manifest, st);
+  if (!fd.ok())
+    return fd.status();
+  std::unique_ptr<WeightSource> source(new WeightSource(manifest));
+  source->fd_ = *fd;
+  source->path_ = path;
+  source->description_ = path;
+  return source;
+}
+
+StatusOr<std::unique_ptr<WeightSource>>
+WeightSource::checkpoint(const std::string &dir, const Manifest &manifest) {
   std::string configPath = dir + "/config.json";
   StatusOr<ModelConfig> config = ModelConfig::fromFile(configPath);
   if (!config.ok())
@@ -90,112 +148,103 @@ WeightBuffer::fromCheckpoint(const std::string &dir, const Manifest &manifest) {
     return checkpoint.status();
   if (Status s = checkTensors(manifest.config, *checkpoint, dir); !s.ok())
     return s;
-  std::unique_ptr<WeightBuffer> buffer(new WeightBuffer());
-  if (Status s = allocate(buffer->owned_, manifest.weights.totalBytes); !s.ok())
-    return s;
-  bool terminal = isatty(STDERR_FILENO);
-  Status packed = packWeights(*checkpoint, manifest.weights,
-                              buffer->owned_.data(), dir,
-                              [&](size_t done, size_t all) {
-                                if (terminal)
-                                  fprintf(stderr, "\rconverting %s: %zu/%zu tensors%s",
-                                          dir.c_str(), done, all,
-                                          done == all ? "\n" : "");
-                              });
-  if (!packed.ok())
-    return packed;
-  buffer->data_ = buffer->owned_.data();
-  buffer->size_ = buffer->owned_.size();
-  return buffer;
+  std::unique_ptr<WeightSource> source(new WeightSource(manifest));
+  source->checkpoint_ = std::move(*checkpoint);
+  source->description_ = dir;
+  return source;
 }
 
-StatusOr<std::unique_ptr<WeightBuffer>>
-WeightBuffer::random(uint64_t seed, const Manifest &manifest) {
-  std::unique_ptr<WeightBuffer> buffer(new WeightBuffer());
-  if (Status s = allocate(buffer->owned_, manifest.weights.totalBytes); !s.ok())
-    return s;
-  // Value i of the stream is splitmix64's output i (Steele, Lea and Flood,
-  // 2014), mapped to [-1, 1): its state advances by a constant, so any value
-  // is computed on its own and the entries fill in parallel, in chunks of
-  // rows, with the values a sequential fill would give.
-  auto uniform = [seed](uint64_t i) {
-    uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (double)(z >> 11) / (double)(1ull << 52) - 1.0;
-  };
-  const double bound = 0.02 * std::sqrt(3.0);
-  struct Chunk {
-    const WeightEntry *entry;
-    uint64_t stream; // the stream index of the entry's first value
-    int64_t firstRow, endRow;
-  };
-  std::vector<Chunk> chunks;
-  uint64_t stream = 0;
-  for (const WeightEntry &entry : manifest.weights.entries) {
-    if (manifest.weights.isScale(entry))
-      continue; // written with its weight
-    int64_t n = entry.numBytes / dtypeSize(entry.dtype);
-    int64_t cols = entry.shape.back(), rows = n / cols;
-    int64_t rowsPerChunk = std::max<int64_t>(1, (int64_t(1) << 20) / cols);
-    for (int64_t r = 0; r < rows; r += rowsPerChunk)
-      chunks.push_back({&entry, stream, r, std::min(rows, r + rowsPerChunk)});
-    stream += n;
-  }
-  char *base = buffer->owned_.data();
-  auto fill = [&](const Chunk &c) {
-    const WeightEntry &entry = *c.entry;
-    int64_t cols = entry.shape.back();
-    bool norm = entry.name.find("norm") != std::string::npos;
-    char *dst = base + entry.offset;
-    if (entry.dtype == DType::F8E4M3) {
-      // Rowwise quantized like a checkpoint's, scales in their own entry.
-      auto *scales = reinterpret_cast<float *>(base + manifest.weights.scaleOf(entry)->offset);
-      std::vector<float> row(cols);
-      for (int64_t r = c.firstRow; r < c.endRow; ++r) {
-        for (int64_t i = 0; i < cols; ++i)
-          row[i] = bound * uniform(c.stream + r * cols + i);
-        scales[r] = quantizeRowE4M3(row.data(), cols,
-                                    reinterpret_cast<uint8_t *>(dst) + r * cols);
-      }
-      return;
-    }
-    for (int64_t i = c.firstRow * cols; i < c.endRow * cols; ++i) {
-      double u = uniform(c.stream + i);
-      float v = norm ? 1.0 + 0.1 * u : bound * u;
-      if (entry.dtype == DType::F32)
-        reinterpret_cast<float *>(dst)[i] = v;
-      else
-        reinterpret_cast<uint16_t *>(dst)[i] = floatToBF16(v);
-    }
-  };
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < chunks.size(); i = next++)
-      fill(chunks[i]);
-  };
-  // This thread works too; where no more threads can be started, the ones
-  // there are share the chunks.
-  std::vector<std::thread> threads;
-  for (unsigned i = 1; i < std::thread::hardware_concurrency(); ++i) {
-    try {
-      threads.emplace_back(worker);
-    } catch (const std::system_error &) {
-      break;
-    }
-  }
-  worker();
-  for (std::thread &t : threads)
-    t.join();
-  buffer->data_ = buffer->owned_.data();
-  buffer->size_ = buffer->owned_.size();
-  return buffer;
+std::unique_ptr<WeightSource> WeightSource::random(uint64_t seed,
+                                                   const Manifest &manifest) {
+  std::unique_ptr<WeightSource> source(new WeightSource(manifest));
+  source->seed_ = seed;
+  source->streamStarts_ = randomStreamStarts(manifest.weights);
+  source->description_ = "random weights of seed " + std::to_string(seed);
+  return source;
 }
 
-WeightBuffer::~WeightBuffer() {
-  if (mapping_)
-    munmap(mapping_, mappingBytes_);
+WeightSource::~WeightSource() {
+  if (fd_ >= 0)
+    close(fd_);
+}
+
+Status WeightSource::readRows(const WeightEntry &entry, int64_t firstRow,
+                              int64_t endRow, char *rows, float *scales) const {
+  const WeightLayout &layout = manifest_.weights;
+  if (checkpoint_)
+    return packRows(*checkpoint_, entry, firstRow, endRow, rows, scales,
+                    description_);
+  if (seed_) {
+    size_t index = &entry - layout.entries.data();
+    fillRandomRows(entry, *seed_, streamStarts_[index], firstRow, endRow, rows,
+                   scales);
+    return Status::success();
+  }
+  uint64_t rowBytes = entry.shape.back() * dtypeSize(entry.dtype);
+  Status s = readFully(fd_, rows, (endRow - firstRow) * rowBytes,
+                       kWeightsHeaderBytes + entry.offset + firstRow * rowBytes,
+                       path_);
+  if (!s.ok() || entry.dtype != DType::F8E4M3)
+    return s;
+  return readFully(fd_, reinterpret_cast<char *>(scales),
+                   (endRow - firstRow) * sizeof(float),
+                   kWeightsHeaderBytes + layout.scaleOf(entry)->offset +
+                       firstRow * sizeof(float),
+                   path_);
+}
+
+void WeightSource::release(const WeightEntry &entry) const {
+  if (!checkpoint_)
+    return;
+  for (const std::string &name : {entry.name, entry.name + "_scale"})
+    if (const TensorView *tensor = checkpoint_->find(name))
+      releaseResidentPages(*tensor);
+}
+
+StatusOr<const WeightBuffer *> WeightSource::hostBuffer() const {
+  std::lock_guard<std::mutex> lock(hostMutex_);
+  if (host_)
+    return host_.get();
+  if (fd_ >= 0) {
+    auto mapped = WeightBuffer::fromWeightsFile(path_, manifest_);
+    if (!mapped.ok())
+      return mapped.status();
+    host_ = std::move(*mapped);
+    return host_.get();
+  }
+  const WeightLayout &layout = manifest_.weights;
+  auto buffer = WeightBuffer::zeroed(layout.totalBytes);
+  if (!buffer.ok())
+    return buffer.status();
+  char *base = (*buffer)->mutableData();
+  if (seed_) {
+    fillRandomWeights(layout, *seed_, base);
+  } else {
+    std::vector<const WeightEntry *> entries;
+    for (const WeightEntry &entry : layout.entries)
+      if (!layout.isScale(entry))
+        entries.push_back(&entry);
+    std::vector<Status> errors(entries.size());
+    std::atomic<size_t> done{0};
+    bool terminal = isatty(STDERR_FILENO);
+    parallelFor(entries.size(), [&](size_t i) {
+      const WeightEntry &entry = *entries[i];
+      const WeightEntry *scales = layout.scaleOf(entry);
+      errors[i] = readRows(entry, 0, rowsOf(entry), base + entry.offset,
+                           scales ? reinterpret_cast<float *>(base + scales->offset)
+                                  : nullptr);
+      size_t n = ++done;
+      if (terminal)
+        fprintf(stderr, "\rconverting %s: %zu/%zu tensors%s",
+                description_.c_str(), n, entries.size(),
+                n == entries.size() ? "\n" : "");
+    });
+    for (const Status &s : errors)
+      if (!s.ok())
+        return s;
+  }
+  host_ = std::move(*buffer);
+  return host_.get();
 }
 
 } // namespace cohere2c

@@ -14,6 +14,12 @@ for model in "$root"/test/data/models/*/; do
       -o "$out/$name-$precision.so"
   done
 done
+# OUT.weights from the host's random-weights generator, which run_all.sh compares with the
+# device's weight-fill kernels.
+for precision in f32 bf16 fp8-rowwise; do
+  "$root/build/bin/cohere2c-compile" "$root/test/data/models/tiny-cohere2/config.json" --target cuda \
+    --precision "$precision" --random-weights 5 -o "$out/tiny-cohere2-$precision-random5.so"
+done
 # The host target's f32, the reference of run_all.sh's long-prompt check.
 "$root/build/bin/cohere2c-compile" "$root/test/data/models/tiny-cohere2/config.json" --target host \
   --precision f32 -o "$out/tiny-cohere2-host-f32.so"
@@ -21,4 +27,6 @@ for precision in bf16 fp8-rowwise; do
   "$root/build/bin/cohere2c-compile" "$root/test/data/configs/command-r7b.config.json" \
     --target cuda --precision "$precision" -o "$out/command-r7b-$precision.so"
 done
+"$root/build/bin/cohere2c-compile" "$root/test/data/configs/command-a.config.json" \
+  --target cuda --precision fp8-rowwise -o "$out/command-a-fp8-rowwise.so"
 echo "artifacts in $out"

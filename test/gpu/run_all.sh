@@ -5,9 +5,10 @@
 # scale (a 2048-token prompt, 128 decoded tokens). Needs build/bin/cohere2c-run
 # and build/gpu-artifacts from test/gpu/build_artifacts.sh, and python3 with
 # numpy and safetensors. Exits non-zero if any check fails.
-#   run_all.sh [SECTION...]   sections: models fp8 onetoken long greedy prefix r7b (default: all)
+#   run_all.sh [SECTION...]   sections: models weights fp8 onetoken long greedy prefix r7b
+#                             (default: all)
 set -uo pipefail
-sections=" ${*:-models fp8 onetoken long greedy prefix r7b} "
+sections=" ${*:-models weights fp8 onetoken long greedy prefix r7b} "
 want() { [[ "$sections" == *" $1 "* ]]; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
 run="${COHERE2C_RUN:-$root/build/bin/cohere2c-run}"
@@ -52,6 +53,27 @@ PY
       done
     done
   done
+done
+
+want weights && echo "--- random weights generated on the GPU against the host generator's, bit for bit"
+# --random-weights 5 fills the weights on the device (the plan's weight-fill kernels); the
+# -random5 artifacts read the host generator's values from the OUT.weights cohere2c-compile
+# --random-weights 5 wrote (build_artifacts.sh), streamed to the device: the logits must be equal.
+want weights && for precision in f32 bf16 fp8-rowwise; do
+  ids=5,17,33,250,7,91
+  if "$run" "$art/tiny-cohere2-$precision.so" --random-weights 5 --prompt-ids "$ids" --max-new-tokens 4 \
+       --ignore-eos --logits-out "$work/device.safetensors" > /dev/null 2> "$work/err" &&
+     "$run" "$art/tiny-cohere2-$precision-random5.so" --prompt-ids "$ids" --max-new-tokens 4 \
+       --ignore-eos --logits-out "$work/host.safetensors" > /dev/null 2>> "$work/err"; then
+    if cmp -s "$work/device.safetensors" "$work/host.safetensors"; then
+      echo "PASS tiny-cohere2 $precision: logits of device-generated random weights equal the host's"
+    else
+      echo "FAIL tiny-cohere2 $precision: logits of device-generated random weights differ from the host's"
+      failures=$((failures+1))
+    fi
+  else
+    echo "FAIL tiny-cohere2 $precision random weights: cohere2c-run failed"; cat "$work/err"; failures=$((failures+1))
+  fi
 done
 
 want fp8 && echo "--- the trained model's held-out perplexity: fp8-rowwise against the recipe, bf16 against float64"

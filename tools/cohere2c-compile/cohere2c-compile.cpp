@@ -5,13 +5,15 @@
 //   cohere2c-compile tiny-cohere2/ -o tiny.so --target host --precision f32
 //   cohere2c-compile command-r7b.config.json -o r7b.so --target cuda
 //
-// With a checkpoint folder, also writes OUT.weights beside OUT.so: a header
-// with an id the manifest records, then the weights in the layout the
-// compiled code reads (WeightsFile.h, WeightLayout.h).
+// With a checkpoint folder (or, from a config, --random-weights SEED), also
+// writes OUT.weights beside OUT.so: a header with an id the manifest
+// records, then the weights in the layout the compiled code reads
+// (WeightsFile.h, WeightLayout.h; RandomWeights.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Artifact/Manifest.h"
+#include "Artifact/RandomWeights.h"
 #include "Artifact/TextFiles.h"
 #include "Artifact/WeightPacking.h"
 #include "Artifact/WeightsFile.h"
@@ -35,6 +37,7 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstring>
 #include <optional>
 
 using namespace llvm;
@@ -75,6 +78,12 @@ cl::opt<std::string>
                        "cuda, f32 for host)"),
               cl::cat(toolOptions));
 
+cl::opt<uint64_t> randomWeights(
+    "random-weights",
+    cl::desc("From a config.json: write OUT.weights with the seeded random "
+             "weights cohere2c-run --random-weights SEED binds"),
+    cl::value_desc("seed"), cl::cat(toolOptions));
+
 int fail(const Twine &message) {
   WithColor::error(errs(), "cohere2c-compile") << message << "\n";
   return 1;
@@ -87,29 +96,23 @@ std::string weightsPathFor(StringRef libraryPath) {
   return std::string(path);
 }
 
-/// OUT.weights: the header page with `id`, then the packed weights, in a
-/// buffer that replaces `path` only when committed (a temporary file until
-/// then, removed if it never is).
+/// OUT.weights: the header page with `id`, then the weights `fill` writes
+/// (into zeros), in a buffer that replaces `path` only when committed (a
+/// temporary file until then, removed if it never is).
 Expected<std::unique_ptr<FileOutputBuffer>>
-packWeightsFile(const ::cohere2c::Checkpoint &checkpoint,
-                const ::cohere2c::WeightLayout &layout, StringRef id,
-                StringRef source, StringRef path) {
+weightsFile(const ::cohere2c::WeightLayout &layout, StringRef id, StringRef path,
+            function_ref<::cohere2c::Status(char *)> fill) {
   Expected<std::unique_ptr<FileOutputBuffer>> buffer = FileOutputBuffer::create(
       path, ::cohere2c::kWeightsHeaderBytes + layout.totalBytes);
   if (!buffer)
     return buffer.takeError();
   uint8_t *start = (*buffer)->getBufferStart();
   ::cohere2c::writeWeightsHeader(start, id.str(), layout.totalBytes);
-  bool showProgress = sys::Process::StandardErrIsDisplayed();
-  ::cohere2c::Status packed = ::cohere2c::packWeights(
-      checkpoint, layout, start + ::cohere2c::kWeightsHeaderBytes, source.str(),
-      [&](size_t done, size_t all) {
-        if (showProgress)
-          errs() << "\rwriting " << path << ": " << done << "/" << all
-                 << " tensors" << (done == all ? "\n" : "");
-      });
-  if (!packed.ok())
-    return createStringError(packed.message());
+  char *weights = reinterpret_cast<char *>(start + ::cohere2c::kWeightsHeaderBytes);
+  std::memset(weights, 0, layout.totalBytes);
+  ::cohere2c::Status filled = fill(weights);
+  if (!filled.ok())
+    return createStringError(filled.message());
   return std::move(*buffer);
 }
 
@@ -120,6 +123,8 @@ struct Model {
   ::cohere2c::ModelConfig config;
   std::optional<::cohere2c::Checkpoint> checkpoint;
   ::cohere2c::TextFiles textFiles;
+  /// OUT.weights is written: from the checkpoint, or random.
+  bool writesWeights() const { return checkpoint || randomWeights.getNumOccurrences(); }
 };
 
 /// The options that need no file: a model given, a known target, an output
@@ -133,6 +138,9 @@ Error checkOptions() {
   bool cuda = target == "cuda";
   if (precision.empty())
     precision = cuda ? "bf16" : "f32";
+  if (randomWeights.getNumOccurrences() && sys::fs::is_directory(modelPath))
+    return createStringError("--random-weights: " + modelPath +
+                             " is a checkpoint folder, whose weights are written");
   if ((emit == Emit::LLVM && cuda) ||
       ((emit == Emit::PTX || emit == Emit::Plan) && !cuda))
     return createStringError("--emit: that output is not made for the " + target +
@@ -230,7 +238,7 @@ Error checkOutput(const Model &model, StringRef weightsPath) {
       return e;
     std::string weightsName =
         (weightsPath + " (the weights beside -o " + outputPath + ")").str();
-    if (model.checkpoint)
+    if (model.writesWeights())
       if (Error e = checkReplaceable(weightsPath, weightsName))
         return e;
   }
@@ -244,7 +252,7 @@ Error checkOutput(const Model &model, StringRef weightsPath) {
     if (outputPath != "-" && !sys::fs::equivalent(outputPath, input, same) &&
         same)
       return createStringError("-o " + outputPath + ": would overwrite the input " + input);
-    if (emit == Emit::Library && model.checkpoint && outputPath != "-" &&
+    if (emit == Emit::Library && model.writesWeights() && outputPath != "-" &&
         !sys::fs::equivalent(weightsPath, input, same) && same)
       return createStringError(weightsPath + " (the weights beside -o " + outputPath +
                                "): would overwrite the input " + input);
@@ -262,7 +270,7 @@ Error checkOutput(const Model &model, StringRef weightsPath) {
   manifest.precision = precision;
   manifest.weights = ::cohere2c::WeightLayout::forModel(
       model.config, storage.activations, storage.fp8Linear);
-  if (model.checkpoint)
+  if (model.writesWeights())
     manifest.weightsId = ::cohere2c::newWeightsId();
   return manifest;
 }
@@ -299,16 +307,28 @@ Expected<mlir::cohere2c::CudaKernels> lowerToCuda(mlir::ModuleOp module) {
 }
 
 /// Writes OUT.so (`library` with the manifest and the text files) and, with
-/// a checkpoint, OUT.weights.
+/// a checkpoint or --random-weights, OUT.weights.
 Error writeArtifact(mlir::ModuleOp library, const ::cohere2c::Manifest &manifest,
                     const Model &model, StringRef weightsPath) {
   // OUT.so and OUT.weights are replaced together or not at all: the
   // weights are packed (and checked) into a temporary file, the library is
   // linked to a temporary path, and only then are both moved into place.
   std::unique_ptr<FileOutputBuffer> weights;
-  if (model.checkpoint) {
-    auto packed = packWeightsFile(*model.checkpoint, manifest.weights,
-                                  manifest.weightsId, modelPath, weightsPath);
+  if (model.writesWeights()) {
+    bool showProgress = sys::Process::StandardErrIsDisplayed();
+    auto packed = weightsFile(manifest.weights, manifest.weightsId, weightsPath, [&](char *out) {
+      if (!model.checkpoint) {
+        ::cohere2c::fillRandomWeights(manifest.weights, randomWeights, out);
+        return ::cohere2c::Status::success();
+      }
+      return ::cohere2c::packWeights(*model.checkpoint, manifest.weights, out, modelPath,
+                                     [&](size_t done, size_t all) {
+                                       if (showProgress)
+                                         errs() << "\rwriting " << weightsPath << ": " << done
+                                                << "/" << all << " tensors"
+                                                << (done == all ? "\n" : "");
+                                     });
+    });
     if (!packed)
       return createStringError(weightsPath + ": " + toString(packed.takeError()));
     weights = std::move(*packed);

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cctype>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -116,6 +117,8 @@ struct Options {
   bool hasPromptIds = false, hasPrompt = false, hasChat = false,
        hasSystem = false;
   bool hasLogitsOut = false, hasLogitsDir = false;
+  /// When the tool started, for the "ready" line.
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 
   Options() { cohere2c_engine_options_initialize(&engine); }
   bool textPrompt() const { return hasPrompt || hasChat; }
@@ -194,12 +197,22 @@ void addEngineOptions(CLI::App &app, Options &o) {
       ->check(integerIn(int64_t(1), int64_t(1) << 16))
       ->capture_default_str();
   app.add_option("--kv-blocks", o.engine.kv_blocks,
-                 "blocks per KV group (0: room for --max-batch full contexts, "
-                 "at most 4 GiB of KV cache on the host target)")
+                 "blocks per KV group (0: cuda, what --gpu-memory-utilization "
+                 "leaves; host, room for --max-batch full contexts, at most "
+                 "4 GiB)")
       ->check(integerIn(int64_t(0), (int64_t(1) << 31) - 1))
       ->capture_default_str();
   app.add_option("--max-batch", o.engine.max_batch, "most requests in flight")
       ->check(integerIn(int64_t(1), int64_t(1) << 16))
+      ->capture_default_str();
+  app.add_option("--max-num-batched-tokens", o.engine.max_num_batched_tokens,
+                 "most tokens per step, decode tokens first, then prompt "
+                 "chunks (at least --max-batch)")
+      ->check(integerIn(int64_t(1), (int64_t(1) << 31) - 1))
+      ->capture_default_str();
+  app.add_option("--gpu-memory-utilization", o.engine.gpu_memory_utilization,
+                 "cuda: the fraction of the device's memory to take")
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   app.add_flag("--no-prefix-cache", o.noPrefixCache,
                "never reuse cached prefixes");
@@ -585,6 +598,9 @@ Status runTool(Options &o) {
       !s.ok())
     return s;
   EngineHandle engine(created);
+  std::fprintf(stderr, "ready: %.1f s after start (weights loaded, KV cache allocated)\n",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - o.started)
+                   .count());
 
   int64_t vocab = info.vocab_size;
   Status served = Status::success();

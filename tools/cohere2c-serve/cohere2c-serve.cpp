@@ -60,8 +60,18 @@ std::optional<int> parseOptions(int argc, char **argv, Options &o) {
       ->check(CLI::Range(int64_t(1), int64_t(1) << 16))
       ->capture_default_str();
   app.add_option("--kv-blocks", o.engine.kv_blocks,
-                 "blocks per KV group (0: room for --max-batch full contexts)")
+                 "blocks per KV group (0: cuda, what --gpu-memory-utilization "
+                 "leaves; host, room for --max-batch full contexts)")
       ->check(CLI::Range(int64_t(0), (int64_t(1) << 31) - 1))
+      ->capture_default_str();
+  app.add_option("--max-num-batched-tokens", o.engine.max_num_batched_tokens,
+                 "most tokens per step, decode tokens first, then prompt "
+                 "chunks (at least --max-batch)")
+      ->check(CLI::Range(int64_t(1), (int64_t(1) << 31) - 1))
+      ->capture_default_str();
+  app.add_option("--gpu-memory-utilization", o.engine.gpu_memory_utilization,
+                 "cuda: the fraction of the device's memory to take")
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   app.add_option("--block-size", o.engine.block_size, "tokens per KV block")
       ->check(CLI::Range(int64_t(1), int64_t(1) << 16))

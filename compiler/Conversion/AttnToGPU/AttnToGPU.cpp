@@ -244,6 +244,7 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
       return failure();
     }
   }
+  generateWeightFills();
   return success();
 }
 

@@ -129,6 +129,7 @@ private:
   // --- arithmetic helpers (f32 compute, E storage) --------------------------
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
   Value f32(double v) { return arith::ConstantOp::create(b, b.getF32FloatAttr(v)); }
+  Value f64(double v) { return arith::ConstantOp::create(b, b.getF64FloatAttr(v)); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
   Value addf(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
@@ -482,6 +483,17 @@ private:
                                 int64_t upStride);
   SmallVector<RowPair> emitLayerNorm(Value in, Value w, Value rowBase, int64_t hidden,
                                      double eps);
+  // Seeded random weights (WeightFillKernels.cpp, lib/Artifact/RandomWeights.h).
+  /// u(seed, i) in [-1, 1) as f64; seed and i are i64.
+  Value randomUniform(Value seed, Value i);
+  /// f32(offset + scale * u(seed, i)), scale and offset f64.
+  Value randomWeight(Value seed, Value i, Value scale, Value offset);
+  /// `element`: f32 or bf16.
+  Kernel randomUniformKernel(Type element);
+  Kernel randomUniformFP8Kernel();
+  /// The fill kernel of each storage dtype among the module's weights, named
+  /// by the plan.step's "plan.weight_fill" attribute (dtype -> kernel).
+  void generateWeightFills();
 
   // --- lowering of the attn ops ----------------------------------------------
   /// The launches of one attn op (a result gets its buffer before any

@@ -48,6 +48,11 @@ std::vector<PlanArg> argsOf(ArrayAttr args) {
 
 LaunchPlan mlir::cohere2c::launchPlanOf(plan::StepOp step) {
   LaunchPlan result;
+  if (auto fills = step->getAttrOfType<DictionaryAttr>(plan::kWeightFillAttrName))
+    for (::cohere2c::DType dtype :
+         {::cohere2c::DType::F32, ::cohere2c::DType::BF16, ::cohere2c::DType::F8E4M3})
+      if (auto kernel = fills.getAs<FlatSymbolRefAttr>(::cohere2c::dtypeName(dtype)))
+        result.weightFills[dtype] = kernel.getValue().str();
   for (Operation &op : step.getBody().front()) {
     PlanStep s;
     if (auto buffer = dyn_cast<plan::BufferOp>(op)) {

@@ -258,14 +258,22 @@ typedef struct cohere2c_engine_options_t {
   int64_t block_size;
   /* KV blocks per KV group (the sliding-window layers' pool and the global
    * layers' pool each get this many), in [0, 2^31 - 1]; 0 (the default):
-   * room for max_batch sequences of the whole context, at most 4 GiB of KV
-   * cache on the host target. */
+   * on the cuda target, what gpu_memory_utilization leaves beyond the
+   * weights and the activations; on the host target, room for max_batch
+   * sequences of the whole context, at most 4 GiB of KV cache. */
   int64_t kv_blocks;
   /* Most prompt tokens of one request per step (chunked prefill); 0 (the
    * default): the whole prompt. */
   int64_t prefill_chunk;
   /* Most requests in flight, in [1, 65536]. Default 1. */
   int64_t max_batch;
+  /* Most tokens of one step, decode tokens first, then prompt chunks
+   * (vLLM's max_num_batched_tokens), in [max_batch, 2^31 - 1]. Default
+   * 8192. The cuda target reserves the activations of such a step. */
+  int64_t max_num_batched_tokens;
+  /* cuda: the fraction of the device's memory the engine may take, what
+   * other processes hold included, in (0, 1]. Default 0.9. */
+  double gpu_memory_utilization;
   /* Reuse the KV blocks of cached prefixes across requests. Default true. */
   bool prefix_cache;
   /* Keep generating past the EOS ids for every request. Default false. */
@@ -280,11 +288,15 @@ typedef struct cohere2c_engine_options_t {
 void cohere2c_engine_options_initialize(cohere2c_engine_options_t *out_options);
 
 /* An engine for `artifact` (which it keeps alive) on the executor of the
- * artifact's target; allocates the KV cache. A cuda engine names its
- * device on stderr. `options` NULL: the defaults. Errors: options out of
- * range (INVALID_ARGUMENT, naming the option); an artifact without weights
- * (FAILED_PRECONDITION); the executor's (no GPU or driver for a cuda
- * artifact, KV cache memory that cannot be allocated: INTERNAL). */
+ * artifact's target: reads the weights (a cuda engine streams them to the
+ * device in bounded host memory, or generates random ones there) and
+ * allocates the KV cache. A cuda engine names its device and how it split
+ * the device's memory on stderr. `options` NULL: the defaults. Errors:
+ * options out of range (INVALID_ARGUMENT, naming the option); an artifact
+ * without weights (FAILED_PRECONDITION); the weights' read errors (naming
+ * the file and tensor); the executor's (no GPU or driver for a cuda
+ * artifact, a model that does not fit the device, saying what it needs,
+ * memory that cannot be allocated: INTERNAL). */
 cohere2c_status_t
 cohere2c_engine_create(cohere2c_artifact_t *artifact,
                        const cohere2c_engine_options_t *options,

@@ -29,7 +29,7 @@ struct cohere2c_artifact_t {
   std::unique_ptr<cohere2c::LoadedArtifact> loaded;
   /// Null when the library carries no tokenizer.
   std::unique_ptr<cohere2c::text::ModelText> text;
-  std::unique_ptr<cohere2c::WeightBuffer> weights;
+  std::unique_ptr<cohere2c::WeightSource> weights;
 };
 
 namespace cohere2c::capi {

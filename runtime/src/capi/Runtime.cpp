@@ -377,17 +377,27 @@ void cohere2c_decoder_release(cohere2c_decoder_t *decoder) { delete decoder; }
 // Engine
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// The C options of `o` (eos ids pointing into `o`).
+cohere2c_engine_options_t cOptionsOf(const EngineOptions &o) {
+  cohere2c_engine_options_t c = {
+      o.blockSize,        o.numBlocks,  o.prefillChunk,
+      o.maxBatch,         o.maxStepTokens, o.gpuMemoryUtilization,
+      o.prefixCache,      o.ignoreEos,  nullptr,
+      0};
+  if (o.eosTokenIds) {
+    c.eos_token_ids = o.eosTokenIds->data();
+    c.eos_token_count = o.eosTokenIds->size();
+  }
+  return c;
+}
+
+} // namespace
+
 void cohere2c_engine_options_initialize(
     cohere2c_engine_options_t *out_options) {
-  EngineOptions defaults;
-  *out_options = {defaults.blockSize,
-                  defaults.numBlocks,
-                  defaults.prefillChunk,
-                  defaults.maxBatch,
-                  defaults.prefixCache,
-                  defaults.ignoreEos,
-                  nullptr,
-                  0};
+  *out_options = cOptionsOf(EngineOptions());
 }
 
 namespace {
@@ -411,11 +421,20 @@ StatusOr<EngineOptions> engineOptionsOf(const cohere2c_engine_options_t &o) {
                          std::to_string(o.prefill_chunk));
   if (o.max_batch < 1 || o.max_batch > kMax16)
     return outside("max_batch", o.max_batch, 1, kMax16);
+  if (o.max_num_batched_tokens < o.max_batch ||
+      o.max_num_batched_tokens > kMax31)
+    return outside("max_num_batched_tokens", o.max_num_batched_tokens,
+                   o.max_batch, kMax31);
+  if (!(o.gpu_memory_utilization > 0 && o.gpu_memory_utilization <= 1))
+    return Status::error("gpu_memory_utilization must be in (0, 1], found " +
+                         std::to_string(o.gpu_memory_utilization));
   EngineOptions options;
   options.blockSize = o.block_size;
   options.numBlocks = o.kv_blocks;
   options.prefillChunk = o.prefill_chunk;
   options.maxBatch = o.max_batch;
+  options.maxStepTokens = o.max_num_batched_tokens;
+  options.gpuMemoryUtilization = o.gpu_memory_utilization;
   options.prefixCache = o.prefix_cache;
   options.ignoreEos = o.ignore_eos;
   if (o.eos_token_ids)
@@ -482,13 +501,7 @@ cohere2c_engine_options(const cohere2c_engine_t *engine,
                         cohere2c_engine_options_t *out_options) {
   if (!engine || !out_options)
     return nullArgument("cohere2c_engine_options", "engine or out_options");
-  const EngineOptions &o = engine->options;
-  *out_options = {o.blockSize,   o.numBlocks, o.prefillChunk, o.maxBatch,
-                  o.prefixCache, o.ignoreEos, nullptr,        0};
-  if (o.eosTokenIds) {
-    out_options->eos_token_ids = o.eosTokenIds->data();
-    out_options->eos_token_count = o.eosTokenIds->size();
-  }
+  *out_options = cOptionsOf(engine->options);
   return nullptr;
 }
 

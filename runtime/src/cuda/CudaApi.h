@@ -27,7 +27,8 @@ namespace cohere2c {
   X(cuStreamSynchronize) X(cuStreamBeginCapture) X(cuStreamEndCapture)        \
   X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphDestroy)            \
   X(cuGraphExecDestroy) X(cuGetErrorName) X(cuGetErrorString) X(cuStreamDestroy)  \
-  X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuStreamWaitEvent)
+  X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuStreamWaitEvent)    \
+  X(cuEventSynchronize) X(cuMemHostAlloc) X(cuMemFreeHost)
 
 #define COHERE2C_CUBLASLT_FUNCTIONS(X)                                         \
   X(cublasLtCreate) X(cublasLtMatmulDescCreate) X(cublasLtMatmulDescDestroy)   \

@@ -1,30 +1,15 @@
 //===- CudaExecutor.cpp ---------------------------------------------------===//
 
 #include "cuda/CudaExecutor.h"
+#include "cuda/Check.h"
 
 #include <algorithm>
 #include <cstring>
 
 namespace cohere2c {
 
-// Checks a CUDA or cuBLASLt call; the error names the function called.
-#define COHERE2C_CHECK(call)                                                   \
-  do {                                                                         \
-    Status s_ = api_->check((call), calledFunction(#call).c_str());            \
-    if (!s_.ok())                                                              \
-      return s_;                                                               \
-  } while (0)
-
 namespace {
-/// "api_->cuMemAlloc(&p, n)" -> "cuMemAlloc"
-std::string calledFunction(const char *expression) {
-  std::string s = expression;
-  s = s.substr(0, s.find('('));
-  size_t arrow = s.rfind("->");
-  return arrow == std::string::npos ? s : s.substr(arrow + 2);
-}
 
-constexpr size_t kWorkspaceBytes = 32 << 20; // cuBLASLt workspace
 constexpr int64_t kTableWidthStep = 16;      // block-table width granularity
 constexpr int64_t kMaxGraphs = 64;           // decode graphs kept at most
 
@@ -35,9 +20,9 @@ cudaDataType_t cudaType(DType d) {
 }
 } // namespace
 
-StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(
-    const LoadedArtifact &artifact, const WeightBuffer &weights,
-    std::array<int64_t, kNumKVGroups> numBlocks, int64_t blockSize) {
+StatusOr<std::unique_ptr<CudaExecutor>>
+CudaExecutor::create(const LoadedArtifact &artifact, const WeightSource &weights,
+                     EngineOptions &options) {
   const Manifest &m = artifact.manifest();
   if (m.target != "cuda")
     return Status::error(artifact.path() + ": compiled for the " + m.target +
@@ -49,7 +34,6 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(
   std::unique_ptr<CudaExecutor> e(new CudaExecutor());
   e->api_ = std::move(*api);
   e->manifest_ = &m;
-  e->limits_ = StepLimits::of(m, blockSize, numBlocks);
   StatusOr<Precision> precision = Precision::forTarget(m.precision, m.target);
   if (!precision.ok())
     return precision.status();
@@ -67,50 +51,52 @@ StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::create(
   COHERE2C_CHECK(cu.cuStreamCreate(&e->sideStream_, CU_STREAM_NON_BLOCKING));
   COHERE2C_CHECK(cu.cuEventCreate(&e->forkEvent_, CU_EVENT_DISABLE_TIMING));
   COHERE2C_CHECK(cu.cuEventCreate(&e->joinEvent_, CU_EVENT_DISABLE_TIMING));
+  if (Status s = e->loadKernels(artifact); !s.ok())
+    return s;
+  COHERE2C_CHECK(cu.cublasLtCreate(&e->cublas_));
+  if (Status s = e->checkWeightsFit(options.gpuMemoryUtilization); !s.ok())
+    return Status::error(artifact.path() + ": " + s.message());
+  if (Status s = e->loadWeights(weights); !s.ok())
+    return s;
+  for (DeviceArray *workspace : {&e->workspace_, &e->sideWorkspace_})
+    if (Status s = e->ensure(*workspace, kWorkspaceBytes); !s.ok())
+      return s;
+  if (Status s = e->planMemory(options); !s.ok())
+    return Status::error(artifact.path() + ": " + s.message());
+  e->limits_ = StepLimits::of(m, options.blockSize,
+                              {options.numBlocks, options.numBlocks});
+  COHERE2C_CHECK(cu.cuStreamSynchronize(e->stream_));
+  return e;
+}
 
+Status CudaExecutor::loadKernels(const LoadedArtifact &artifact) {
   // The cubin for sm_90a; the PTX when the driver cannot take it.
   StatusOr<void *> cubin = artifact.symbol("cohere2c_cubin");
   StatusOr<void *> ptx = artifact.symbol("cohere2c_ptx");
   if (!cubin.ok() || !ptx.ok())
     return Status::error(artifact.path() +
                          ": no kernel images in the artifact");
-  CUresult loaded = cu.cuModuleLoadData(&e->module_, *cubin);
-  if (loaded != CUDA_SUCCESS)
-    COHERE2C_CHECK(cu.cuModuleLoadData(&e->module_, *ptx));
-  for (const PlanStep &step : m.launchPlan.steps) {
-    if (step.kind != PlanStep::Kind::Kernel || e->kernels_.count(step.kernel))
+  if (api_->cuModuleLoadData(&module_, *cubin) != CUDA_SUCCESS)
+    COHERE2C_CHECK(api_->cuModuleLoadData(&module_, *ptx));
+  const LaunchPlan &plan = manifest_->launchPlan;
+  std::vector<std::string> names;
+  for (const PlanStep &step : plan.steps)
+    if (step.kind == PlanStep::Kind::Kernel)
+      names.push_back(step.kernel);
+  for (const auto &[dtype, kernel] : plan.weightFills)
+    names.push_back(kernel);
+  for (const std::string &kernel : names) {
+    if (kernels_.count(kernel))
       continue;
     CUfunction f;
     Status s =
-        cu.check(cu.cuModuleGetFunction(&f, e->module_, step.kernel.c_str()),
-                 "cuModuleGetFunction");
+        api_->check(api_->cuModuleGetFunction(&f, module_, kernel.c_str()),
+                    "cuModuleGetFunction");
     if (!s.ok())
-      return Status::error(s.message() + " (" + step.kernel + ")");
-    e->kernels_[step.kernel] = f;
+      return Status::error(s.message() + " (" + kernel + ")");
+    kernels_[kernel] = f;
   }
-  COHERE2C_CHECK(cu.cublasLtCreate(&e->cublas_));
-
-  // Weights, KV pools, cuBLASLt's workspace.
-  Status s = e->upload(e->weights_, weights.data(), m.weights.totalBytes);
-  if (!s.ok())
-    return s;
-  for (int g = 0; g < kNumKVGroups; ++g) {
-    int64_t layers = m.kvGroups[g].layers.size();
-    e->bytesPerBlock_[g] =
-        kvBytesPerBlock(m, static_cast<KVGroupIndex>(g), blockSize);
-    if (!layers)
-      continue;
-    s = e->ensure(e->pools_[g], numBlocks[g] * e->bytesPerBlock_[g]);
-    if (!s.ok())
-      return s;
-  }
-  for (DeviceArray *workspace : {&e->workspace_, &e->sideWorkspace_}) {
-    s = e->ensure(*workspace, kWorkspaceBytes);
-    if (!s.ok())
-      return s;
-  }
-  COHERE2C_CHECK(cu.cuStreamSynchronize(e->stream_));
-  return e;
+  return Status::success();
 }
 
 CudaExecutor::~CudaExecutor() {
@@ -166,6 +152,16 @@ Status CudaExecutor::ensure(DeviceArray &array, size_t bytes) {
     return Status::error(s.message() + " (" + std::to_string(rounded) +
                          " bytes)");
   array.bytes = rounded;
+  return Status::success();
+}
+
+Status CudaExecutor::ensureBuffers(const StepParamValues &params) {
+  for (const PlanBuffer &b : manifest_->launchPlan.buffers) {
+    Status s = ensure(buffers_[b.name], std::max<int64_t>(params[b.rows], 1) *
+                                            b.width * dtypeSize(b.dtype));
+    if (!s.ok())
+      return s;
+  }
   return Status::success();
 }
 
@@ -317,12 +313,8 @@ Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
   s = ensure(input(PlanInput::GreedyTokens), std::max<int64_t>(rows, 1) * 4);
   if (!s.ok())
     return s;
-  for (const PlanBuffer &b : m.launchPlan.buffers) {
-    s = ensure(buffers_[b.name], std::max<int64_t>(params[b.rows], 1) *
-                                     b.width * dtypeSize(b.dtype));
-    if (!s.ok())
-      return s;
-  }
+  if (s = ensureBuffers(params); !s.ok())
+    return s;
   // Decode steps (a token per sequence, each wanting logits) replay graphs;
   // prefill steps, whose sizes rarely repeat, launch directly.
   s = isDecodeStep(tokens, generatedRows.size(), in.numSeqs, rows)

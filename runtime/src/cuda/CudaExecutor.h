@@ -20,6 +20,7 @@
 #include "Executor.h"
 #include "Weights.h"
 #include "cuda/CudaApi.h"
+#include "scheduler/Engine.h"
 
 #include <array>
 #include <map>
@@ -30,18 +31,30 @@ namespace cohere2c {
 
 class CudaExecutor : public Executor {
 public:
-  /// `numBlocks[g]` blocks of `blockSize` tokens per KV group. Errors: no
-  /// usable GPU, an artifact for another target, a kernel image the driver
-  /// rejects, out of device memory (naming the call).
+  /// cuBLASLt's workspace, one per stream.
+  static constexpr size_t kWorkspaceBytes = 32 << 20;
+  /// Loads the kernels, then the weights into device memory
+  /// (DeviceWeights.cpp: streamed in chunks through pinned host memory, or
+  /// generated on the device for random weights), reserves the activations
+  /// of the largest step `options` allow and gives the KV cache
+  /// options.numBlocks blocks of options.blockSize tokens per group, or,
+  /// when 0, what options.gpuMemoryUtilization leaves (written back;
+  /// DeviceMemory.cpp). Errors: no usable GPU, an artifact for another
+  /// target, a kernel image the driver rejects, a model that does not fit
+  /// (saying what it needs and what the device has), out of device memory
+  /// (naming the call), the weight source's read errors.
   static StatusOr<std::unique_ptr<CudaExecutor>>
-  create(const LoadedArtifact &artifact, const WeightBuffer &weights,
-         std::array<int64_t, kNumKVGroups> numBlocks, int64_t blockSize);
+  create(const LoadedArtifact &artifact, const WeightSource &weights,
+         EngineOptions &options);
   ~CudaExecutor() override;
 
   Status run(const StepInput &input, StepOutput &output) override;
   std::array<int64_t, kNumKVGroups> bytesPerBlock() const override;
   /// The GPU's name, for reports.
   const std::string &deviceName() const { return deviceName_; }
+  /// How the device memory was split, for reports: "weights 15.0 GiB,
+  /// activations 1.2 GiB, KV cache 100.3 GiB (2,000,000 tokens per group)".
+  const std::string &memoryReport() const { return memoryReport_; }
 
 private:
   /// Device memory that grows to the largest size asked of it.
@@ -50,6 +63,25 @@ private:
     size_t bytes = 0;
   };
   CudaExecutor() = default;
+  /// The kernel image and every kernel the plan launches or fills weights with.
+  Status loadKernels(const LoadedArtifact &artifact);
+  /// Refuses a model whose weights and workspaces do not fit what
+  /// `utilization` of the device allows (DeviceMemory.cpp).
+  Status checkWeightsFit(double utilization);
+  /// Reserves the activations of the largest step of `options`, then gives
+  /// the KV pools their blocks (DeviceMemory.cpp).
+  Status planMemory(EngineOptions &options);
+  /// The plan's buffers, as large as a step of `params` needs.
+  Status ensureBuffers(const StepParamValues &params);
+  /// The weights into weights_ (DeviceWeights.cpp).
+  Status loadWeights(const WeightSource &source);
+  /// The entries of the layout not `done` yet, read from `source` in chunks
+  /// of rows into pinned host memory and copied from there.
+  Status streamWeights(const WeightSource &source, const std::vector<bool> &done);
+  /// Random weights: the plan's weight-fill kernels; `done` says which
+  /// entries they filled (not an FP8 one with odd rows, nor one of a dtype
+  /// the plan has no kernel for: streamWeights writes those).
+  Status generateWeights(uint64_t seed, std::vector<bool> &done);
   Status ensure(DeviceArray &array, size_t bytes);
   Status upload(DeviceArray &array, const void *data, size_t bytes);
   /// The dtype of the plan buffer `name`.
@@ -67,7 +99,7 @@ private:
 
   std::unique_ptr<CudaApi> api_;
   const Manifest *manifest_ = nullptr;
-  std::string deviceName_;
+  std::string deviceName_, memoryReport_;
   CUcontext context_ = nullptr;
   CUstream stream_ = nullptr, sideStream_ = nullptr;
   CUevent forkEvent_ = nullptr,

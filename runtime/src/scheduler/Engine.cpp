@@ -74,6 +74,10 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(Executor &executor,
   if (options.prefillChunk < 0)
     return Status::error("--prefill-chunk must be at least 0, found " +
                          std::to_string(options.prefillChunk));
+  if (options.maxStepTokens < options.maxBatch)
+    return Status::error("--max-num-batched-tokens must be at least --max-batch (" +
+                         std::to_string(options.maxBatch) + "), found " +
+                         std::to_string(options.maxStepTokens));
   const ModelConfig &config = manifest.config;
   if (options.numBlocks == 0)
     options.numBlocks = defaultKVBlocks(manifest, options);
@@ -174,8 +178,9 @@ Status Engine::validate(const Request &r) const {
 }
 
 int64_t Engine::maxChunk(const Request &r) const {
-  return options_.prefillChunk > 0 ? options_.prefillChunk
-                                   : (int64_t)r.promptIds.size();
+  return std::min(options_.maxStepTokens,
+                  options_.prefillChunk > 0 ? options_.prefillChunk
+                                            : (int64_t)r.promptIds.size());
 }
 
 int64_t Engine::nextChunk(const Active &a) const {
@@ -324,12 +329,25 @@ Engine::run(const std::vector<Request> &requests,
 }
 
 Status Engine::runStep() {
-  // Give every running request blocks for its next chunk; when they run
+  // The step's token budget: a token for each request that decodes, then
+  // prompt chunks in admission order while it lasts (a request left without
+  // tokens waits for the next step).
+  std::vector<int64_t> planned(running_.size());
+  int64_t budget = options_.maxStepTokens;
+  for (bool decoding : {true, false})
+    for (size_t i = 0; i < running_.size(); ++i) {
+      int64_t chunk = nextChunk(*running_[i]);
+      if ((chunk == 1) != decoding)
+        continue;
+      planned[i] = std::min(chunk, budget);
+      budget -= planned[i];
+    }
+  // Give every running request blocks for its planned chunk; when they run
   // out, preempt the most recently admitted request (it recomputes later).
   std::vector<int64_t> chunks;
   for (size_t i = 0; i < running_.size();) {
     Active *a = running_[i];
-    int64_t chunk = nextChunk(*a);
+    int64_t chunk = planned[i];
     StatusOr<bool> ok = kvCache_->allocateSlots(a->seq, chunk);
     if (!ok.ok())
       return ok.status();
@@ -371,7 +389,8 @@ Status Engine::runStep() {
     int64_t begin = kvCache_->numComputedTokens(a->seq);
     int64_t end = begin + chunks[s];
     bool completes = end == (int64_t)a->tokens.size();
-    hasPrompt |= begin < (int64_t)a->request.promptIds.size() || chunks[s] > 1;
+    hasPrompt |= chunks[s] > 0 && (begin < (int64_t)a->request.promptIds.size() ||
+                                    chunks[s] > 1);
     for (int64_t p = begin; p < end; ++p) {
       int32_t row = in.ids.size();
       bool record = a->request.recordLogits && p >= a->nextLogitsRow;

@@ -74,10 +74,15 @@ struct RequestResult {
   std::vector<TokenLogprobs> logprobs;
 };
 
+/// EngineOptions::maxStepTokens by default: room for a 8192-token prompt in
+/// one step (the longest bench/run.sh times) and a batch of decode tokens.
+constexpr int64_t kDefaultMaxStepTokens = 8192;
+
 struct EngineOptions {
   int64_t blockSize = 16;
-  /// Blocks per KV group; 0 = defaultKVBlocks (room for maxBatch sequences
-  /// of the full context, at most 4 GiB of KV cache on the host target).
+  /// Blocks per KV group; 0 = what the target leaves (cuda: the device
+  /// memory gpuMemoryUtilization allows beyond the weights and activations;
+  /// host: defaultKVBlocks).
   int64_t numBlocks = 0;
   /// Most prompt tokens of one request per step; 0 = the whole prompt (a
   /// preempted request recomputes its prompt + generated tokens in chunks
@@ -85,6 +90,17 @@ struct EngineOptions {
   int64_t prefillChunk = 0;
   /// Most requests in flight (1 serves them one after another).
   int64_t maxBatch = 1;
+  /// Most tokens of one step, prefill chunks and decode tokens together
+  /// (vLLM's max_num_batched_tokens): decode tokens are scheduled first,
+  /// then prompt chunks while the budget lasts, so that a long prompt is
+  /// computed in chunks between decode steps. At least maxBatch. The cuda
+  /// executor reserves the activations of a step this large.
+  int64_t maxStepTokens = kDefaultMaxStepTokens;
+  /// cuda: the fraction of the device's memory the engine may take (vLLM's
+  /// gpu_memory_utilization), memory other processes hold included; the KV
+  /// cache gets what the weights and the activations leave when numBlocks
+  /// is 0.
+  double gpuMemoryUtilization = 0.9;
   bool prefixCache = true;
   bool ignoreEos = false;
   /// The tokens that end a request (unless ignoreEos); default: config.json's

@@ -104,20 +104,21 @@ TEST(ManifestTest, KVGroupsRoundTripAndAgreeWithTheConfig) {
 }
 
 TEST(ManifestTest, RejectsAnOlderFormatVersion) {
-  // Version 6 kernel steps carried no spec; version 5 plans had one stream;
+  // Version 7 plans named no weight-fill kernels; version 6 kernel steps
+  // carried no spec; version 5 plans had one stream;
   // version 4 kernels did not wait for the
   // launch before them, so launching them early would race; version 3 plans
   // had no per-token kinds.
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
   m.weights = WeightLayout::forModel(m.config, DType::F32);
   std::string text = m.toJson();
-  size_t at = text.find("\"format_version\":7");
+  size_t at = text.find("\"format_version\":8");
   ASSERT_NE(at, std::string::npos) << text;
-  text.replace(at, 18, "\"format_version\":6");
+  text.replace(at, 18, "\"format_version\":7");
   StatusOr<Manifest> parsed = Manifest::parse(text, "old.so");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().message(),
-            "old.so: manifest format_version must be 7 (compiled by another "
+            "old.so: manifest format_version must be 8 (compiled by another "
             "version of cohere2c-compile: compile the model again)");
 }
 

@@ -15,10 +15,24 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace cohere2c::test {
 namespace {
+
+/// Records the tokens of each step, then runs it on `inner`.
+struct StepRecorder : Executor {
+  Executor *inner = nullptr;
+  std::vector<StepInput> steps;
+  Status run(const StepInput &input, StepOutput &output) override {
+    steps.push_back(input);
+    return inner->run(input, output);
+  }
+  std::array<int64_t, kNumKVGroups> bytesPerBlock() const override {
+    return inner->bytesPerBlock();
+  }
+};
 
 class EngineStepTest : public ::testing::Test {
 protected:
@@ -27,19 +41,28 @@ protected:
     ASSERT_TRUE(model->artifact && model->weights);
   }
 
-  std::unique_ptr<Engine> engine(int64_t maxBatch) {
+  /// Steps through `recorder` when given (it sees each step's input first).
+  std::unique_ptr<Engine> engine(int64_t maxBatch,
+                                 int64_t maxStepTokens = kDefaultMaxStepTokens,
+                                 StepRecorder *recorder = nullptr) {
     EngineOptions options;
     options.blockSize = 4;
     options.numBlocks = 128;
     options.maxBatch = maxBatch;
+    options.maxStepTokens = maxStepTokens;
     options.ignoreEos = true;
     auto created = HostExecutor::create(*model->artifact, *model->weights,
                                         {options.numBlocks, options.numBlocks},
                                         options.blockSize);
     EXPECT_TRUE(created.ok()) << created.status().message();
     executors.push_back(std::move(*created));
-    auto e =
-        Engine::create(*executors.back(), model->artifact->manifest(), options);
+    Executor *stepper = executors.back().get();
+    if (recorder) {
+      recorder->inner = stepper;
+      stepper = recorder;
+    }
+    auto e = Engine::create(*stepper,
+                            model->artifact->manifest(), options);
     EXPECT_TRUE(e.ok()) << e.status().message();
     return std::move(*e);
   }
@@ -92,6 +115,52 @@ TEST_F(EngineStepTest, RequestsSubmittedWhileOthersRunEqualThemAlone) {
   EXPECT_EQ(finished["b"], alone(b));
   EXPECT_EQ(streamed, finished);
   expectNoBlockInUse(*e);
+}
+
+TEST_F(EngineStepTest, StepTokenBudgetChunksPromptsBetweenDecodeTokens) {
+  // b arrives while a decodes: its 100-token prompt is computed in chunks
+  // of what the budget of 7 leaves after a's decode token, every step.
+  Request a = request("a", "len12", 30), b = request("b", "len100", 6);
+  StepRecorder recorder;
+  auto e = engine(2, 7, &recorder);
+  ASSERT_TRUE(e->submit(a).ok());
+  std::map<std::string, std::vector<int32_t>> finished;
+  RunCallbacks callbacks;
+  callbacks.onFinish = [&](const RequestResult &r) {
+    finished[r.id] = r.generatedIds;
+  };
+  for (int s = 0; s < 3; ++s) // a's prompt in two chunks, then a token
+    ASSERT_TRUE(e->step(callbacks).ok());
+  size_t submitted = recorder.steps.size();
+  ASSERT_TRUE(e->submit(b).ok());
+  while (e->hasWork())
+    ASSERT_TRUE(e->step(callbacks).ok());
+  for (const StepInput &step : recorder.steps)
+    EXPECT_LE(step.ids.size(), 7u);
+  // While b's prompt is computed (15 steps of 6 tokens and one of 10 - 6),
+  // every step also decodes a token of a.
+  for (size_t s = submitted; s < submitted + 15; ++s) {
+    const StepInput &step = recorder.steps[s];
+    EXPECT_EQ(step.ids.size(), 7u) << "step " << s;
+    EXPECT_EQ(std::count(step.generated.begin(), step.generated.end(), 1), 1)
+        << "step " << s;
+  }
+  EXPECT_EQ(finished["a"], alone(a));
+  EXPECT_EQ(finished["b"], alone(b));
+  expectNoBlockInUse(*e);
+}
+
+TEST_F(EngineStepTest, RefusesAStepTokenBudgetBelowTheBatch) {
+  EngineOptions options;
+  options.maxBatch = 4;
+  options.maxStepTokens = 3;
+  options.numBlocks = 16;
+  auto executor = HostExecutor::create(*model->artifact, *model->weights, {16, 16}, 16);
+  ASSERT_TRUE(executor.ok());
+  auto e = Engine::create(**executor, model->artifact->manifest(), options);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().message(),
+            "--max-num-batched-tokens must be at least --max-batch (4), found 3");
 }
 
 TEST_F(EngineStepTest, CancelledRequestsFreeTheirBlocksAndOthersGoOn) {

@@ -37,6 +37,9 @@ FailureOr<::cohere2c::KernelSpec> parseKernelSpec(AsmParser &parser);
 void printKernelSpec(AsmPrinter &printer, const ::cohere2c::KernelSpec &spec);
 /// The name of the gpu.func attribute holding a kernel's #plan.kernel.
 inline constexpr llvm::StringLiteral kKernelSpecAttr = "plan.kernel";
+/// The plan.step attribute naming the weight-fill kernel of each storage
+/// dtype ({BF16 = @random_uniform_bf16, ...}; LaunchPlan::weightFills).
+inline constexpr llvm::StringLiteral kWeightFillAttrName = "plan.weight_fill";
 
 /// The artifact's name for an element type: f8E4M3FN, bf16, f16, else f32.
 inline ::cohere2c::DType dtypeOf(Type t) {
