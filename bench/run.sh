@@ -116,11 +116,13 @@ for precision in bf16 fp8-rowwise; do
   want "$precision" || continue
   checkpoint=$work/checkpoint
   [[ $precision == fp8-rowwise && $quantize_on_load == 0 ]] && checkpoint=$work/checkpoint-fp8
-  # runs.tsv (from bench.py cases): name, requests file, --max-batch, --kv-blocks, logits or -.
-  while IFS=$'\t' read -r name requests batch blocks logits; do
+  # runs.tsv (from bench.py cases): name, requests file, --max-batch, --kv-blocks,
+  # --max-num-batched-tokens (0: the default), logits or -.
+  while IFS=$'\t' read -r name requests batch blocks step_tokens logits; do
     out=$work/c2c-$precision-$name
     options=(--max-batch "$batch" --ignore-eos)
     [[ $blocks != 0 ]] && options+=(--kv-blocks "$blocks")
+    [[ $step_tokens != 0 ]] && options+=(--max-num-batched-tokens "$step_tokens")
     if [[ $logits == logits ]]; then
       rm -rf "$out-logits" && mkdir -p "$out-logits"
       options+=(--logits-dir "$out-logits")

@@ -470,10 +470,10 @@ Status writeSafeTensors(std::ostream &out, const std::string &path,
   return Status::success();
 }
 
-void releaseResidentPages(const TensorView &tensor) {
+void releaseResidentPages(const void *data, size_t bytes) {
   uintptr_t page = sysconf(_SC_PAGESIZE);
-  uintptr_t begin = (reinterpret_cast<uintptr_t>(tensor.data) + page - 1) / page * page;
-  uintptr_t end = (reinterpret_cast<uintptr_t>(tensor.data) + tensor.numBytes) / page * page;
+  uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+  uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) / page * page;
   if (end > begin)
     madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
 }

@@ -51,10 +51,11 @@ struct TensorView {
   float at(int64_t i) const { return elementToFloat(dtype, (const char *)data + i * dtypeSize(dtype)); }
 };
 
-/// Gives back the resident pages of a tensor's mapping (those wholly inside
-/// it) once it has been read: they are read from the file again if it is
-/// read again. What keeps a streaming load's host memory bounded.
-void releaseResidentPages(const TensorView &tensor);
+/// Gives back the resident pages of a mapped file wholly inside [data, data
+/// + bytes) (a range of a tensor) once it has been read: they are read from
+/// the file again if it is read again. What keeps a streaming load's host
+/// memory bounded.
+void releaseResidentPages(const void *data, size_t bytes);
 
 /// One mmapped .safetensors file.
 class SafeTensorsFile {

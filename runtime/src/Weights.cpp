@@ -193,12 +193,18 @@ Status WeightSource::readRows(const WeightEntry &entry, int64_t firstRow,
                    path_);
 }
 
-void WeightSource::release(const WeightEntry &entry) const {
+void WeightSource::release(const WeightEntry &entry, int64_t firstRow,
+                           int64_t endRow) const {
   if (!checkpoint_)
     return;
-  for (const std::string &name : {entry.name, entry.name + "_scale"})
-    if (const TensorView *tensor = checkpoint_->find(name))
-      releaseResidentPages(*tensor);
+  if (const TensorView *tensor = checkpoint_->find(entry.name)) {
+    size_t rowBytes = entry.shape.back() * dtypeSize(tensor->dtype);
+    releaseResidentPages(static_cast<const char *>(tensor->data) + firstRow * rowBytes,
+                         (endRow - firstRow) * rowBytes);
+  }
+  const TensorView *scales = checkpoint_->find(entry.name + "_scale");
+  if (scales && endRow == rowsOf(entry))
+    releaseResidentPages(scales->data, scales->numBytes);
 }
 
 StatusOr<const WeightBuffer *> WeightSource::hostBuffer() const {

@@ -85,9 +85,10 @@ public:
   /// infinity in a checkpoint. Thread-safe.
   Status readRows(const WeightEntry &entry, int64_t firstRow, int64_t endRow,
                   char *rows, float *scales) const;
-  /// Gives back the host pages that reading `entry` mapped (a checkpoint's
-  /// tensor; nothing for the other sources), once it is read.
-  void release(const WeightEntry &entry) const;
+  /// Gives back the host pages that reading rows [firstRow, endRow) of
+  /// `entry` mapped (of a checkpoint's tensor, and its scales with the last
+  /// row; nothing for the other sources), once they are read.
+  void release(const WeightEntry &entry, int64_t firstRow, int64_t endRow) const;
   /// The whole buffer in host memory: the weights file mapped, else filled
   /// on the first call (a checkpoint converted on every core, with a
   /// progress line on a terminal). Thread-safe; the buffer lives as long as

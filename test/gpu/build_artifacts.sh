@@ -18,7 +18,7 @@ done
 # device's weight-fill kernels.
 for precision in f32 bf16 fp8-rowwise; do
   "$root/build/bin/cohere2c-compile" "$root/test/data/models/tiny-cohere2/config.json" --target cuda \
-    --precision "$precision" --random-weights 5 -o "$out/tiny-cohere2-$precision-random5.so"
+    --precision "$precision" --random-weights 5 -o "$out/random5-tiny-cohere2-$precision.so"
 done
 # The host target's f32, the reference of run_all.sh's long-prompt check.
 "$root/build/bin/cohere2c-compile" "$root/test/data/models/tiny-cohere2/config.json" --target host \

@@ -57,13 +57,13 @@ done
 
 want weights && echo "--- random weights generated on the GPU against the host generator's, bit for bit"
 # --random-weights 5 fills the weights on the device (the plan's weight-fill kernels); the
-# -random5 artifacts read the host generator's values from the OUT.weights cohere2c-compile
+# random5- artifacts read the host generator's values from the OUT.weights cohere2c-compile
 # --random-weights 5 wrote (build_artifacts.sh), streamed to the device: the logits must be equal.
 want weights && for precision in f32 bf16 fp8-rowwise; do
   ids=5,17,33,250,7,91
   if "$run" "$art/tiny-cohere2-$precision.so" --random-weights 5 --prompt-ids "$ids" --max-new-tokens 4 \
        --ignore-eos --logits-out "$work/device.safetensors" > /dev/null 2> "$work/err" &&
-     "$run" "$art/tiny-cohere2-$precision-random5.so" --prompt-ids "$ids" --max-new-tokens 4 \
+     "$run" "$art/random5-tiny-cohere2-$precision.so" --prompt-ids "$ids" --max-new-tokens 4 \
        --ignore-eos --logits-out "$work/host.safetensors" > /dev/null 2>> "$work/err"; then
     if cmp -s "$work/device.safetensors" "$work/host.safetensors"; then
       echo "PASS tiny-cohere2 $precision: logits of device-generated random weights equal the host's"
@@ -193,6 +193,16 @@ for precision in bf16 fp8-rowwise; do
     cat "$work/r7b.err"; echo "FAIL: Command R7B $precision run"; failures=$((failures+1))
   fi
 done
+# Memory planning: weights that do not fit what --gpu-memory-utilization allows are refused
+# before anything is copied, saying what they need.
+if "$run" "$art/command-r7b-bf16.so" --random-weights 1 --prompt-ids 5 --gpu-memory-utilization 0.05 \
+    > /dev/null 2> "$work/err"; then
+  echo "FAIL Command R7B bf16 with --gpu-memory-utilization 0.05 ran"; failures=$((failures+1))
+elif grep -q "does not fit the device: its weights need 14.95 GiB" "$work/err"; then
+  echo "PASS Command R7B bf16 with --gpu-memory-utilization 0.05 refused: $(cat "$work/err")"
+else
+  echo "FAIL Command R7B bf16 with --gpu-memory-utilization 0.05: $(cat "$work/err")"; failures=$((failures+1))
+fi
 # For information only: on random weights the FP8 recipe itself moves the logits far (the fp8
 # section's perplexity is the measure); both runs must still give finite logits.
 python3 - "$work/r7b-bf16.safetensors" "$work/r7b-fp8-rowwise.safetensors" <<'PY' || failures=$((failures+1))

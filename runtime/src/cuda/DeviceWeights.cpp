@@ -198,8 +198,7 @@ Status CudaExecutor::streamWeights(const WeightSource &source, const std::vector
       COHERE2C_CHECK(api_->cuMemcpyHtoDAsync(weights_.ptr + scaleEntry->offset + c.firstRow * 4,
                                              scales, rows * 4, stream_));
     COHERE2C_CHECK(api_->cuEventRecord(buffer.copied, stream_));
-    if (c.endRow == rowsOf(entry))
-      source.release(entry);
+    source.release(entry, c.firstRow, c.endRow);
     progress.advance(rows * (rowBytes + (scaleEntry ? 4 : 0)));
   }
   COHERE2C_CHECK(api_->cuStreamSynchronize(stream_));
