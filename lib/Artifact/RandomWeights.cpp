@@ -67,8 +67,7 @@ void fillRandomWeights(const WeightLayout &layout, uint64_t seed, char *buffer) 
     const WeightEntry &entry = layout.entries[e];
     if (layout.isScale(entry))
       continue; // written with its weight
-    int64_t cols = entry.shape.back();
-    int64_t rows = entry.numBytes / dtypeSize(entry.dtype) / cols;
+    int64_t cols = entry.shape.back(), rows = entry.rows();
     int64_t rowsPerChunk = std::max<int64_t>(1, (int64_t(1) << 20) / cols);
     for (int64_t r = 0; r < rows; r += rowsPerChunk)
       chunks.push_back({e, r, std::min(rows, r + rowsPerChunk)});

@@ -12,6 +12,7 @@
 #include "Model/Config.h"
 #include "Model/SafeTensors.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,6 +25,11 @@ struct WeightEntry {
   DType dtype = DType::F32;
   uint64_t offset = 0;   // bytes from the start of the weights buffer
   uint64_t numBytes = 0; // elements x dtype size
+
+  /// Rows of the last dimension: elements / shape.back() (1 for a vector).
+  int64_t rows() const {
+    return numBytes / dtypeSize(dtype) / std::max<int64_t>(shape.back(), 1);
+  }
 };
 
 struct WeightLayout {

@@ -2,9 +2,12 @@
 
 #include "Artifact/WeightPacking.h"
 
+#include "Support/ParallelFor.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 namespace cohere2c {
@@ -176,21 +179,26 @@ Status packWeights(const Checkpoint &checkpoint, const WeightLayout &layout,
                    const ProgressFn &progress) {
   char *base = static_cast<char *>(buffer);
   std::memset(base, 0, layout.totalBytes);
-  for (size_t i = 0; i < layout.entries.size(); ++i) {
-    const WeightEntry &entry = layout.entries[i];
-    if (progress)
-      progress(i + 1, layout.entries.size());
-    if (layout.isScale(entry))
-      continue; // written with its weight
+  std::vector<const WeightEntry *> tensors; // the scales are written with their weight
+  for (const WeightEntry &entry : layout.entries)
+    if (!layout.isScale(entry))
+      tensors.push_back(&entry);
+  std::vector<Status> errors(tensors.size());
+  std::mutex reporting;
+  size_t done = 0;
+  parallelFor(tensors.size(), [&](size_t i) {
+    const WeightEntry &entry = *tensors[i];
     const WeightEntry *scales = layout.scaleOf(entry);
-    int64_t rows = entry.numBytes / dtypeSize(entry.dtype) /
-                   std::max<int64_t>(entry.shape.back(), 1);
-    Status s = packRows(checkpoint, entry, 0, rows, base + entry.offset,
-                        scales ? reinterpret_cast<float *>(base + scales->offset) : nullptr,
-                        source);
+    errors[i] = packRows(checkpoint, entry, 0, entry.rows(), base + entry.offset,
+                         scales ? reinterpret_cast<float *>(base + scales->offset) : nullptr,
+                         source);
+    std::lock_guard<std::mutex> lock(reporting);
+    if (progress)
+      progress(++done, tensors.size());
+  });
+  for (const Status &s : errors) // the first in layout order
     if (!s.ok())
       return s;
-  }
   return Status::success();
 }
 

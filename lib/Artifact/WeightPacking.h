@@ -15,7 +15,8 @@
 
 namespace cohere2c {
 
-/// Called after each tensor with (tensors done, tensors in all).
+/// Called after each tensor with (tensors done, tensors in all), one call at
+/// a time.
 using ProgressFn = std::function<void(size_t, size_t)>;
 
 /// Rows [firstRow, endRow) (of the last dimension) of one entry of a layout
@@ -27,7 +28,7 @@ Status packRows(const Checkpoint &checkpoint, const WeightEntry &entry,
                 int64_t firstRow, int64_t endRow, char *rows, float *scales,
                 const std::string &source);
 
-/// Writes every tensor of `layout` from `checkpoint` into `buffer` (at least
+/// Writes (on every core) every tensor of `layout` from `checkpoint` into `buffer` (at least
 /// layout.totalBytes bytes), converted to the layout's dtype: to F32 exactly,
 /// to BF16 with round-to-nearest-even, to F8E4M3 (with the "<name>_scale"
 /// entry that follows it) by rowwise quantization (quantizeRowE4M3). An FP8

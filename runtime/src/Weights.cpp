@@ -5,10 +5,8 @@
 #include "Artifact/RandomWeights.h"
 #include "Artifact/WeightPacking.h"
 #include "Artifact/WeightsFile.h"
-#include "Support/ParallelFor.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -73,11 +71,6 @@ Status readFully(int fd, char *out, uint64_t bytes, uint64_t offset,
     offset += got;
   }
   return Status::success();
-}
-
-int64_t rowsOf(const WeightEntry &entry) {
-  return entry.numBytes / dtypeSize(entry.dtype) /
-         std::max<int64_t>(entry.shape.back(), 1);
 }
 
 } // namespace
@@ -203,7 +196,7 @@ void WeightSource::release(const WeightEntry &entry, int64_t firstRow,
                          (endRow - firstRow) * rowBytes);
   }
   const TensorView *scales = checkpoint_->find(entry.name + "_scale");
-  if (scales && endRow == rowsOf(entry))
+  if (scales && endRow == entry.rows())
     releaseResidentPages(scales->data, scales->numBytes);
 }
 
@@ -226,28 +219,16 @@ StatusOr<const WeightBuffer *> WeightSource::hostBuffer() const {
   if (seed_) {
     fillRandomWeights(layout, *seed_, base);
   } else {
-    std::vector<const WeightEntry *> entries;
-    for (const WeightEntry &entry : layout.entries)
-      if (!layout.isScale(entry))
-        entries.push_back(&entry);
-    std::vector<Status> errors(entries.size());
-    std::atomic<size_t> done{0};
     bool terminal = isatty(STDERR_FILENO);
-    parallelFor(entries.size(), [&](size_t i) {
-      const WeightEntry &entry = *entries[i];
-      const WeightEntry *scales = layout.scaleOf(entry);
-      errors[i] = readRows(entry, 0, rowsOf(entry), base + entry.offset,
-                           scales ? reinterpret_cast<float *>(base + scales->offset)
-                                  : nullptr);
-      size_t n = ++done;
-      if (terminal)
-        fprintf(stderr, "\rconverting %s: %zu/%zu tensors%s",
-                description_.c_str(), n, entries.size(),
-                n == entries.size() ? "\n" : "");
-    });
-    for (const Status &s : errors)
-      if (!s.ok())
-        return s;
+    Status packed = packWeights(*checkpoint_, layout, base, description_,
+                                [&](size_t done, size_t all) {
+                                  if (terminal)
+                                    fprintf(stderr, "\rconverting %s: %zu/%zu tensors%s",
+                                            description_.c_str(), done, all,
+                                            done == all ? "\n" : "");
+                                });
+    if (!packed.ok())
+      return packed;
   }
   host_ = std::move(*buffer);
   return host_.get();

@@ -4,9 +4,9 @@
 // in chunks of rows (WeightSource::readRows: pread from OUT.weights, a
 // checkpoint converted row by row, every core filling a share of the chunk)
 // into one of two pinned staging buffers while the other one's copy to the
-// device runs, and a checkpoint's pages are given back once its tensor is
-// read. Random weights are generated on the device by the plan's
-// weight-fill kernels (RandomWeights.h), in a fraction of a second.
+// device runs, and a checkpoint's pages are given back chunk by chunk.
+// Random weights are generated on the device by the plan's weight-fill
+// kernels (RandomWeights.h), in a fraction of a second.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,10 +32,6 @@ constexpr size_t kStagingBytes = size_t(64) << 20;
 constexpr unsigned kFillThreads = 256;
 /// Blocks of a RandomUniform launch (a grid-stride loop): a few per SM.
 constexpr unsigned kFillBlocks = 132 * 8;
-
-int64_t rowsOf(const WeightEntry &entry) {
-  return entry.numBytes / dtypeSize(entry.dtype) / std::max<int64_t>(entry.shape.back(), 1);
-}
 
 /// "loading weights: 12.3/111.0 GB, 4.1 GB/s, 27 s left" on a terminal,
 /// redrawn at most five times a second.
@@ -99,7 +95,7 @@ Status CudaExecutor::generateWeights(uint64_t seed, std::vector<bool> &done) {
   for (size_t i = 0; i < layout.entries.size(); ++i) {
     const WeightEntry &entry = layout.entries[i];
     auto fill = fills.find(entry.dtype);
-    int64_t cols = entry.shape.back(), rows = rowsOf(entry);
+    int64_t cols = entry.shape.back(), rows = entry.rows();
     bool fp8 = entry.dtype == DType::F8E4M3;
     if (done[i] || fill == fills.end() || (fp8 && cols % 2) || rows == 0)
       continue;
@@ -154,7 +150,7 @@ Status CudaExecutor::streamWeights(const WeightSource &source, const std::vector
     const WeightEntry &entry = layout.entries[i];
     bool fp8 = entry.dtype == DType::F8E4M3;
     int64_t rowBytes = entry.shape.back() * dtypeSize(entry.dtype) + (fp8 ? 4 : 0);
-    int64_t rows = rowsOf(entry), perChunk = std::max<int64_t>(1, kStagingBytes / rowBytes);
+    int64_t rows = entry.rows(), perChunk = std::max<int64_t>(1, kStagingBytes / rowBytes);
     for (int64_t r = 0; r < rows; r += perChunk)
       chunks.push_back({i, r, std::min(rows, r + perChunk)});
     total += rows * rowBytes;

@@ -43,7 +43,7 @@ protected:
       if (layout.isScale(entry))
         continue;
       int64_t cols = entry.shape.back(), rowBytes = cols * dtypeSize(entry.dtype);
-      int64_t rows = entry.numBytes / rowBytes;
+      int64_t rows = entry.rows();
       const WeightEntry *scaleEntry = layout.scaleOf(entry);
       std::vector<char> values(3 * rowBytes);
       std::vector<float> scales(3);
