@@ -72,7 +72,7 @@ std::vector<int> outputArguments(const KernelSpec &spec, int count) {
   case KernelFamily::KVAppend:
     return spec.rope ? std::vector<int>{5, 10} : std::vector<int>{5};
   case KernelFamily::Attention:
-    return {5};
+    return {5, 10};
   case KernelFamily::AttentionPrefill:
     return {5, 11};
   case KernelFamily::ResidualSum:

@@ -37,10 +37,10 @@ namespace cohere2c {
 ///   table_width
 ///                       [, q, q_rotated when rope]: k and v into the paged
 ///                       pool (k rotated)
-///   Attention           q, positions, seqs, tables, pool, partials, slot,
+///   Attention           q, positions, seqs, tables, pool, out, slot,
 ///   block_size,
-///                       table_width, splits[, generated_rows]: flash-decoding
-///                       partials
+///                       table_width, splits, partials[, generated_rows]:
+///                       flash-decoding, out with one split, else partials
 ///   AttentionPrefill    q, positions, seqs, tables, pool, out, slot,
 ///   block_size,
 ///                       table_width, tokens, splits, partials, generated:
@@ -105,8 +105,8 @@ std::vector<int> rowStrideArguments(const KernelSpec &spec);
 
 /// The arguments a kernel of this spec writes, of the `count` it is given
 /// (the family's list above); every other argument it only reads. A
-/// KVAppend writes its pool (and q_rotated with rope), Attention its
-/// partials, AttentionPrefill its output and partials.
+/// KVAppend writes its pool (and q_rotated with rope), Attention and
+/// AttentionPrefill their output and partials.
 std::vector<int> outputArguments(const KernelSpec &spec, int count);
 
 /// The family's name in plans and manifests ("layer_norm_quant_fp8", ...).

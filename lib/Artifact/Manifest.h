@@ -63,7 +63,7 @@ struct Manifest {
   /// 7: every kernel step carries its KernelSpec ("spec"); the o and down
   /// projections of FP8 layers write f32.
   /// 8: the launch plan names its weight-fill kernels ("weight_fill").
-  static constexpr int kFormatVersion = 8;
+  static constexpr int kFormatVersion = 9;
 
   ModelConfig config;
   std::string target;    // "host" or "cuda"

@@ -13,7 +13,8 @@ constexpr std::array<std::string_view, kNumStepParams> kNames = {
     "tokens",          "rows",           "block_size",           "full_table_width",
     "sliding_table_width", "decode_tokens", "prefill_tiles",     "prefill_splits",
     "prefill_blocks",  "prefill_partials", "prefill_merge_tokens", "decode_splits",
-    "decode_split_blocks", "token_splits", "token_split_blocks", "gemv_token",
+    "decode_split_blocks", "token_splits", "token_split_blocks", "decode_merge_tokens",
+    "token_merge_tokens", "gemv_token",
     "gemm_tokens",     "greedy_rows",    "side_stream"};
 
 } // namespace
@@ -68,6 +69,8 @@ StepParamValues stepParams(int64_t tokens, int64_t generated, int64_t rows, int6
   v[P::DecodeSplitBlocks] = generated * decodeSplits;
   v[P::TokenSplits] = tokenSplits;
   v[P::TokenSplitBlocks] = tokens * tokenSplits;
+  v[P::DecodeMergeTokens] = decodeSplits > 1 ? generated : 0;
+  v[P::TokenMergeTokens] = tokenSplits > 1 ? tokens : 0;
   v[P::GemvToken] = tokens == 1 ? 1 : 0;
   v[P::GemmTokens] = tokens == 1 ? 0 : tokens;
   v[P::GreedyRows] = greedyOnly ? rows : 0;

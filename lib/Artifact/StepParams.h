@@ -34,6 +34,8 @@ enum class StepParam : uint8_t {
   DecodeSplitBlocks,
   TokenSplits,
   TokenSplitBlocks,
+  DecodeMergeTokens,
+  TokenMergeTokens,
   GemvToken,
   GemmTokens,
   GreedyRows,
@@ -71,17 +73,16 @@ constexpr int64_t kMaxPrefillSplits = 16;
 constexpr int64_t kMinPrefillSplitKeyTiles = 8;
 
 /// The split (flash-decoding) attention kernel divides the keys a token
-/// sees over `splits` blocks per head, chosen per step (splitsFor): many
+/// sees over `splits` blocks per KV head, chosen per step (splitsFor): many
 /// where a step has few tokens (one token alone would leave most SMs idle),
 /// few where it has many (each split costs a partial result to write and
 /// merge), and none shorter than kMinDecodeSplitKeys keys of the token that
-/// sees the most (the others' splits may be shorter, or empty). Measured
-/// against a constant 4 splits (bench/RESULTS.md, fp8 Command R7B on an
-/// H200, tokens/s): one token at 8064 keys 216.0 -> 247.5 (16 splits), 64
-/// tokens at 512 keys 4628 -> 5608 (1 split), one token at 512 keys
-/// unchanged (8 splits).
-constexpr int64_t kMaxDecodeSplits = 16;
-constexpr int64_t kDecodeSplitTokens = 16; // splits = kDecodeSplitTokens / tokens
+/// sees the most (the others' splits may be shorter, or empty). A block
+/// computes one KV head's whole group of query heads, so kDecodeSplitTokens
+/// is the step's tokens x splits that give about 1024 blocks for 8 KV
+/// heads (Command R7B and Command A), several per SM of an H200.
+constexpr int64_t kMaxDecodeSplits = 32;
+constexpr int64_t kDecodeSplitTokens = 128; // splits = kDecodeSplitTokens / tokens
 constexpr int64_t kMinDecodeSplitKeys = 64;
 /// Splits for `tokens` tokens of the split kernel, the longest seeing
 /// `maxKeys` keys: kDecodeSplitTokens / tokens rounded down to a power of two,
@@ -119,7 +120,10 @@ bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t ro
 ///   keys a generated token sees); decode_split_blocks: decode_tokens x
 ///   decode_splits (the split kernel over generated tokens); token_splits,
 ///   token_split_blocks: the same over all tokens, the most keys of any
-///   (f32 plans run the split kernel for every token);
+///   (f32 plans run the split kernel for every token); decode_merge_tokens,
+///   token_merge_tokens: decode_tokens (tokens) when decode_splits
+///   (token_splits) > 1, else 0 (with one split the kernel stores its
+///   output itself: no partial results to merge);
 ///   gemv_token: 1 in a step of one token, else 0; gemm_tokens: tokens in
 ///   any other step, else 0 (linear layers of one token are matrix-vector
 ///   kernels, the others GEMMs);

@@ -10,10 +10,6 @@
 
 namespace mlir::cohere2c::attn_to_gpu {
 
-// attentionKernel's shared memory: each warp's running max and sum, then
-// its accumulator.
-constexpr int64_t kWarpAccOffset = 2 * kAttentionWarps;
-
 // Writes K (rotated on RoPE layers) and V of each token into its block of
 // the paged cache (layout: kvRowOffset). On RoPE layers it also writes the
 // token's q rotated, rounded to e, into q_rotated [tokens, heads x hd]: a
@@ -111,21 +107,26 @@ Value KernelGenerator::tokenOfRow(bool generatedOnly, Value row) {
 // Attention as in flash-decoding (Dao et al., 2023): the keys a token sees
 // (j <= p, and p - W < j on sliding layers; only blocks in that range are
 // read) are split into `splits` contiguous ranges (an argument, chosen per
-// step: splitsFor), one block per (token, split) along x and head along y,
-// so that a decode step of one sequence still fills the GPU. A block's
-// warps split its range again, each lane owning head_dim / 32 consecutive
-// features of q (rotated by kvAppendKernel on RoPE layers); each warp runs
-// an online softmax
-// (Milakov and Gimelshein, 2018) over its keys, the block merges its warps
-// in shared memory and writes its partial result (max m, sum l, and the
-// unnormalized output acc[head_dim], f32) for attentionMergeKernel. A range
-// with no keys writes m = -inf, l = 0, acc = 0.
+// step: splitsFor), one block per (token, split) along x and KV head along
+// y, so that a decode step of one sequence still fills the GPU. The block
+// computes every query head of its KV head's group (grouped-query
+// attention, Ainslie et al., 2023): each K and V row is read once for the
+// group's heads instead of once per head, which at large batch is what the
+// kernel's time is (the rows are read from memory, not from cache). A
+// block's warps split its range again, each lane owning head_dim / 32
+// consecutive features of each head's q (rotated by kvAppendKernel on RoPE
+// layers); each warp runs an online softmax per head (Milakov and
+// Gimelshein, 2018) over its keys, the block merges its warps in shared
+// memory and, with one split, stores O / l in out; with several, it writes
+// its partial result (max m, sum l, and the unnormalized output
+// acc[head_dim], f32) for attentionMergeKernel. A range with no keys writes
+// m = -inf, l = 0, acc = 0.
 KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
                                              int64_t groupLayers, int64_t qStride,
                                              bool generatedOnly) {
   std::optional<int64_t> window = op.getSlidingWindow();
   int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(), hd = op.getHeadDim();
-  int64_t perLane = hd / kWarp;
+  int64_t group = heads / kvHeads, perLane = hd / kWarp;
   std::string name = sanitize(
       "attention_" + (window ? "sliding" + std::to_string(*window) : std::string("full")) +
       "_h" + std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
@@ -136,50 +137,54 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
   spec.window = window.value_or(0);
   spec.strides = {qStride, 0, 0};
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  // q, positions, seqs, tables, pool, partial (f32), slot, block_size,
-  // table_width, splits[, generated_rows]
-  SmallVector<Type> args = {flat(e), flat(i32), flat(i32), flat(i32), flat(e),
-                            flat(b.getF32Type()), i64, i64, i64, i64};
+  // q, positions, seqs, tables, pool, out, slot, block_size, table_width,
+  // splits, partial (f32)[, generated_rows]: prefillAttentionKernel's order
+  SmallVector<Type> args = {flat(e), flat(i32), flat(i32), flat(i32), flat(e), flat(e),
+                            i64,     i64,       i64,       i64,       flat(b.getF32Type())};
   if (generatedOnly)
     args.push_back(flat(i32));
-  if (!beginKernel(name, args, kAttentionWarps * kWarp,
-                   kWarpAccOffset + kAttentionWarps * hd))
+  AttentionScratch scratchLayout{group, hd};
+  if (!beginKernel(name, args, kAttentionWarps * kWarp, scratchLayout.floats()))
     return {name, spec};
   PagedKeys keys;
   keys.groupLayers = groupLayers;
   keys.kvWidth = kvHeads * hd;
   Value q = kernel.getArgument(0), positions = kernel.getArgument(1),
-        seqs = kernel.getArgument(2), out = kernel.getArgument(5);
+        seqs = kernel.getArgument(2), out = kernel.getArgument(5),
+        partial = kernel.getArgument(10);
   keys.tables = kernel.getArgument(3);
   keys.pool = kernel.getArgument(4);
   keys.slot = toIndex(kernel.getArgument(6));
   keys.blockSize = toIndex(kernel.getArgument(7));
   keys.tableWidth = toIndex(kernel.getArgument(8));
   Value splits = toIndex(kernel.getArgument(9));
-  // The block's row of the partial results, its split, its token and head.
+  // The block's row of the partial results, its split, its token and KV head.
   Value x = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value row = arith::DivUIOp::create(b, x, splits);
   Value split = arith::RemUIOp::create(b, x, splits);
   Value t = tokenOfRow(generatedOnly, row);
-  Value h = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value kvh = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value warp = divu(threadId, kWarp);
   Value lane = remu(threadId, kWarp);
   Value p = toIndex(load(positions, t));
   keys.seq = toIndex(load(seqs, t));
-  Value kvh = arith::DivUIOp::create(b, h, index(heads / kvHeads));
   std::tie(keys.lo, keys.hi) = attentionWarpKeys(window, p, splits, split, warp);
 
-  Value qBase = add(mul(t, index(qStride)), add(mul(h, index(hd)), mul(lane, index(perLane))));
+  // q of the group's heads, scaled by 1/sqrt(hd): [group][perLane].
+  Value firstHead = mul(kvh, index(group));
+  Value qBase = add(mul(t, index(qStride)), add(mul(firstHead, index(hd)), mul(lane, index(perLane))));
   Value scale = f32(1.0 / std::sqrt((double)hd));
   SmallVector<Value> qv;
-  for (int64_t i = 0; i < perLane; ++i)
-    qv.push_back(load(q, add(qBase, index(i))));
-  for (Value &x : qv)
-    x = mulf(x, scale);
+  for (int64_t g = 0; g < group; ++g)
+    for (int64_t i = 0; i < perLane; ++i)
+      qv.push_back(mulf(load(q, add(qBase, index(g * hd + i))), scale));
   keys.headOffset = add(mul(kvh, index(hd)), mul(lane, index(perLane)));
-  SmallVector<Value> init = {f32(-std::numeric_limits<float>::infinity()), f32(0)};
-  for (int64_t i = 0; i < perLane; ++i)
-    init.push_back(f32(0));
+  // Per head: m, l, acc[perLane].
+  SmallVector<Value> init;
+  for (int64_t g = 0; g < group; ++g) {
+    init.append({f32(-std::numeric_limits<float>::infinity()), f32(0)});
+    init.append(perLane, f32(0));
+  }
   // kKeysInFlight keys per iteration: their table entries, K and V rows are
   // loaded independently, so a warp waits one memory latency per group of
   // keys, not per key. Keys past hi are read at hi - 1 and weigh nothing.
@@ -187,14 +192,30 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(loop.getBody());
-    scf::YieldOp::create(
-        b, attentionKeyGroup(keys, qv, loop.getInductionVar(), loop.getRegionIterArgs()));
+    scf::YieldOp::create(b, attentionKeyGroup(keys, qv, group, loop.getInductionVar(),
+                                              loop.getRegionIterArgs()));
   }
-  // Publish this warp's partial result, then merge the block's warps.
-  attentionPublishWarp(loop.getResults(), warp, lane, hd);
-  Value partialBase =
-      mul(add(mul(add(mul(row, index(heads)), h), splits), split), index(hd + 2));
-  attentionMergeWarps(out, partialBase, hd);
+  // Publish this warp's results, then merge the block's warps.
+  attentionPublishWarp(scratchLayout, loop.getResults(), warp, lane);
+  attentionMergeWarps(scratchLayout, [&](Value g, Value d, Value m, Value l, Value acc) {
+    Value h = add(firstHead, g);
+    Value oneSplit = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, splits, index(1));
+    auto ifElse = scf::IfOp::create(b, oneSplit, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifElse.getThenRegion().front());
+      store(arith::DivFOp::create(b, acc, l), out,
+            add(mul(t, index(heads * hd)), add(mul(h, index(hd)), d)));
+      b.setInsertionPointToStart(&ifElse.getElseRegion().front());
+      Value base =
+          mul(add(mul(add(mul(row, index(heads)), h), splits), split), index(hd + 2));
+      memref::StoreOp::create(b, acc, partial, ValueRange{add(base, add(d, index(2)))});
+      ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, d, index(0)), [&] {
+        memref::StoreOp::create(b, m, partial, ValueRange{base});
+        memref::StoreOp::create(b, l, partial, ValueRange{add(base, index(1))});
+      });
+    }
+  });
   endKernel();
   return {name, spec};
 }
@@ -220,9 +241,10 @@ std::pair<Value, Value> KernelGenerator::attentionWarpKeys(std::optional<int64_t
 }
 
 SmallVector<Value> KernelGenerator::attentionKeyGroup(const PagedKeys &keys, ArrayRef<Value> qv,
-                                                      Value j0, ValueRange state) {
-  int64_t perLane = qv.size();
+                                                      int64_t group, Value j0, ValueRange state) {
+  int64_t perLane = qv.size() / group, stride = 2 + perLane;
   Value last = arith::SubIOp::create(b, keys.hi, index(1));
+  // dots[u * group + g]: key u against head g's q (this lane's features).
   SmallVector<Value> dots, valid;
   SmallVector<SmallVector<Value>> values;
   for (int64_t u = 0; u < kKeysInFlight; ++u) {
@@ -237,10 +259,15 @@ SmallVector<Value> KernelGenerator::attentionKeyGroup(const PagedKeys &keys, Arr
     Value vBase = add(kvRowOffset(block, inBlock, keys.slot, keys.blockSize, keys.groupLayers,
                                   keys.kvWidth, 1),
                       keys.headOffset);
-    Value dot = f32(0);
+    SmallVector<Value> k;
     for (int64_t i = 0; i < perLane; ++i)
-      dot = addf(dot, mulf(qv[i], load(keys.pool, add(kBase, index(i)))));
-    dots.push_back(dot);
+      k.push_back(load(keys.pool, add(kBase, index(i))));
+    for (int64_t g = 0; g < group; ++g) {
+      Value dot = f32(0);
+      for (int64_t i = 0; i < perLane; ++i)
+        dot = addf(dot, mulf(qv[g * perLane + i], k[i]));
+      dots.push_back(dot);
+    }
     values.emplace_back();
     for (int64_t i = 0; i < perLane; ++i)
       values.back().push_back(load(keys.pool, add(vBase, index(i))));
@@ -249,66 +276,72 @@ SmallVector<Value> KernelGenerator::attentionKeyGroup(const PagedKeys &keys, Arr
     for (Value &dot : dots)
       dot = addf(dot, xorShuffle(dot, offset));
   Value minusInf = f32(-std::numeric_limits<float>::infinity());
-  Value m = state[0], l = state[1], mNew = m;
-  for (int64_t u = 0; u < kKeysInFlight; ++u) {
-    dots[u] = arith::SelectOp::create(b, valid[u], dots[u], minusInf);
-    mNew = arith::MaximumFOp::create(b, mNew, dots[u]);
-  }
-  // mNew is finite: key j0 < hi is valid.
-  Value correction = math::ExpOp::create(b, subf(m, mNew));
-  SmallVector<Value> next = {mNew, mulf(l, correction)};
-  for (int64_t i = 0; i < perLane; ++i)
-    next.push_back(mulf(state[2 + i], correction));
-  for (int64_t u = 0; u < kKeysInFlight; ++u) {
-    Value weight = math::ExpOp::create(b, subf(dots[u], mNew));
-    next[1] = addf(next[1], weight);
+  SmallVector<Value> next;
+  for (int64_t g = 0; g < group; ++g) {
+    ValueRange s = state.slice(g * stride, stride);
+    Value mNew = s[0];
+    for (int64_t u = 0; u < kKeysInFlight; ++u) {
+      Value &dot = dots[u * group + g];
+      dot = arith::SelectOp::create(b, valid[u], dot, minusInf);
+      mNew = arith::MaximumFOp::create(b, mNew, dot);
+    }
+    // mNew is finite: key j0 < hi is valid.
+    Value correction = math::ExpOp::create(b, subf(s[0], mNew));
+    size_t at = next.size();
+    next.append({mNew, mulf(s[1], correction)});
     for (int64_t i = 0; i < perLane; ++i)
-      next[2 + i] = addf(next[2 + i], mulf(weight, values[u][i]));
+      next.push_back(mulf(s[2 + i], correction));
+    for (int64_t u = 0; u < kKeysInFlight; ++u) {
+      Value weight = math::ExpOp::create(b, subf(dots[u * group + g], mNew));
+      next[at + 1] = addf(next[at + 1], weight);
+      for (int64_t i = 0; i < perLane; ++i)
+        next[at + 2 + i] = addf(next[at + 2 + i], mulf(weight, values[u][i]));
+    }
   }
   return next;
 }
 
-void KernelGenerator::attentionPublishWarp(ValueRange state, Value warp, Value lane,
-                                           int64_t hd) {
-  int64_t perLane = state.size() - 2;
+void KernelGenerator::attentionPublishWarp(const AttentionScratch &layout, ValueRange state,
+                                           Value warp, Value lane) {
+  int64_t perLane = layout.hd / kWarp, stride = 2 + perLane;
   Value laneZero = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, index(0));
-  ifThen(laneZero, [&] {
-    memref::StoreOp::create(b, state[0], scratch, ValueRange{warp});
-    memref::StoreOp::create(b, state[1], scratch, ValueRange{add(warp, index(kAttentionWarps))});
-  });
-  Value accBase =
-      add(index(kWarpAccOffset), add(mul(warp, index(hd)), mul(lane, index(perLane))));
-  for (int64_t i = 0; i < perLane; ++i)
-    memref::StoreOp::create(b, state[2 + i], scratch, ValueRange{add(accBase, index(i))});
+  for (int64_t g = 0; g < layout.group; ++g) {
+    ValueRange s = state.slice(g * stride, stride);
+    Value slot = add(mul(warp, index(layout.group)), index(g));
+    ifThen(laneZero, [&] {
+      memref::StoreOp::create(b, s[0], scratch, ValueRange{slot});
+      memref::StoreOp::create(b, s[1], scratch, ValueRange{layout.sumAt(*this, slot)});
+    });
+    Value accBase = add(layout.accAt(*this, slot), mul(lane, index(perLane)));
+    for (int64_t i = 0; i < perLane; ++i)
+      memref::StoreOp::create(b, s[2 + i], scratch, ValueRange{add(accBase, index(i))});
+  }
   gpu::BarrierOp::create(b);
 }
 
-void KernelGenerator::attentionMergeWarps(Value out, Value partialBase, int64_t hd) {
-  // Merge: thread d < head_dim combines feature d over the warps. A warp
-  // with no keys has max -inf and sum 0 and contributes nothing; so does the
-  // whole block when its range is empty (m = -inf, measured from 0).
+void KernelGenerator::attentionMergeWarps(const AttentionScratch &layout,
+                                          function_ref<void(Value, Value, Value, Value, Value)> emit) {
+  // Merge: a thread per (head g of the group, feature d) combines that
+  // feature over the warps. A warp with no keys has max -inf and sum 0 and
+  // contributes nothing; so does the whole block when its range is empty
+  // (m = -inf, measured from 0).
   Value minusInf = f32(-std::numeric_limits<float>::infinity());
-  forThreads(hd, [&](Value d) {
+  forThreads(layout.group * layout.hd, [&](Value gd) {
+    Value g = divu(gd, layout.hd), d = remu(gd, layout.hd);
+    auto slotOf = [&](int64_t w) { return add(index(w * layout.group), g); };
+    auto read = [&](Value at) { return memref::LoadOp::create(b, scratch, ValueRange{at}); };
     Value m = minusInf;
     for (int64_t w = 0; w < kAttentionWarps; ++w)
-      m = arith::MaximumFOp::create(b, m, memref::LoadOp::create(b, scratch, ValueRange{index(w)}));
+      m = arith::MaximumFOp::create(b, m, read(slotOf(w)));
     Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, minusInf);
     Value from = arith::SelectOp::create(b, empty, f32(0), m);
     Value l = f32(0), acc = f32(0);
     for (int64_t w = 0; w < kAttentionWarps; ++w) {
-      Value mw = memref::LoadOp::create(b, scratch, ValueRange{index(w)});
-      Value lw = memref::LoadOp::create(b, scratch, ValueRange{index(kAttentionWarps + w)});
-      Value c = math::ExpOp::create(b, subf(mw, from));
-      l = addf(l, mulf(lw, c));
-      Value aw = memref::LoadOp::create(
-          b, scratch, ValueRange{add(index(kWarpAccOffset + w * hd), d)});
-      acc = addf(acc, mulf(aw, c));
+      Value c = math::ExpOp::create(b, subf(read(slotOf(w)), from));
+      l = addf(l, mulf(read(layout.sumAt(*this, slotOf(w))), c));
+      acc = addf(acc, mulf(read(add(layout.accAt(*this, slotOf(w)), d)), c));
     }
-    memref::StoreOp::create(b, acc, out, ValueRange{add(partialBase, add(d, index(2)))});
-    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, d, index(0)), [&] {
-      memref::StoreOp::create(b, m, out, ValueRange{partialBase});
-      memref::StoreOp::create(b, l, out, ValueRange{add(partialBase, index(1))});
-    });
+    emit(g, d, m, l, acc);
   });
 }
 

@@ -333,13 +333,13 @@ LogicalResult KernelGenerator::lowerAttention(attn::AttentionOp o) {
   if (rope)
     q = appendArgs.back();
   // bf16: generated tokens take the split kernel (a block per generated
-  // token, head and split, listed by generated_rows), prompt tokens the
+  // token, KV head and split, listed by generated_rows), prompt tokens the
   // tensor-core kernel (it skips the others by the generated flags). f32
   // runs the split kernel for every token (mma would round q, k and v to
   // bf16).
   int64_t queriesPerKv = heads / o.getNumKvHeads();
   bool tensorCores = e.isBF16() && queriesPerKv <= 32;
-  StepParam splitTokens = tensorCores ? StepParam::DecodeTokens : StepParam::Tokens;
+  StepParam mergeTokens = tensorCores ? StepParam::DecodeMergeTokens : StepParam::TokenMergeTokens;
   StepParam splits = tensorCores ? StepParam::DecodeSplits : StepParam::TokenSplits;
   StepParam splitBlocks = tensorCores ? StepParam::DecodeSplitBlocks : StepParam::TokenSplitBlocks;
   // Partial results [tokens, heads, splits, m l acc[hd]], f32 (sized as
@@ -347,18 +347,18 @@ LogicalResult KernelGenerator::lowerAttention(attn::AttentionOp o) {
   Type f32 = b.getF32Type();
   PlanArg partial = buffer(allocate(heads * (hd + 2), f32, splitBlocks));
   PlanArg out = bufferFor(o.getResult());
-  std::vector<PlanArg> splitArgs = {q, positions, seqs, tables, pool, partial, slot, bs, width,
-                                    param(splits)};
+  std::vector<PlanArg> splitArgs = {q,    positions, seqs,  tables,        pool,
+                                    out,  slot,      bs,    width, param(splits), partial};
   std::vector<PlanArg> mergeArgs = {partial, out, param(splits)};
   if (tensorCores) {
     splitArgs.push_back(input(PlanInput::GeneratedRows));
     mergeArgs.push_back(input(PlanInput::GeneratedRows));
   }
-  kernelStep(attentionKernel(e, o, layers, strideOf(q), tensorCores), splitBlocks, heads,
-             kAttentionWarps * kWarp, splitArgs);
+  kernelStep(attentionKernel(e, o, layers, strideOf(q), tensorCores), splitBlocks,
+             o.getNumKvHeads(), kAttentionWarps * kWarp, splitArgs);
   kernelStep(attentionMergeKernel(e, heads, hd,
                                   tensorCores ? KernelRows::Generated : KernelRows::All),
-             splitTokens, heads, hd, mergeArgs);
+             mergeTokens, heads, hd, mergeArgs);
   if (!tensorCores)
     return success();
   // Prompt tokens: a block per (tile, key split, KV head); with several

@@ -52,7 +52,7 @@ using plan::dtypeOf;
 inline constexpr int64_t kFlat = int64_t(1) << 40;
 inline constexpr int64_t kChunkThreads = 256;  // elementwise kernels: threads per chunk
 inline constexpr int64_t kReduceScratch = 32;  // block reductions: a float per warp
-inline constexpr int64_t kAttentionWarps = 16; // attention: warps per (token, head)
+inline constexpr int64_t kAttentionWarps = 4; // decode attention: warps per (token, KV head)
 inline constexpr int64_t kKeysInFlight = 4;    // attention: keys a warp loads at once
 inline constexpr int64_t kWarp = 32;
 inline constexpr int64_t kGemvWarps = 8; // one-token linear layers: warps per block
@@ -380,13 +380,30 @@ private:
   /// This warp's keys [lo, hi) for position p: its share of the block's split.
   std::pair<Value, Value> attentionWarpKeys(std::optional<int64_t> window, Value p,
                                             Value splits, Value split, Value warp);
-  /// The online softmax over kKeysInFlight keys from j0: (m, l, acc) in and out.
-  SmallVector<Value> attentionKeyGroup(const PagedKeys &keys, ArrayRef<Value> qv, Value j0,
-                                       ValueRange state);
-  /// Stores this warp's (m, l, acc) in shared memory for attentionMergeWarps.
-  void attentionPublishWarp(ValueRange state, Value warp, Value lane, int64_t hd);
-  /// Combines the warps' results into the block's partial result at out[partialBase].
-  void attentionMergeWarps(Value out, Value partialBase, int64_t hd);
+  /// attentionKernel's shared memory, f32: a slot per (warp w, head g of the
+  /// KV head's group), slot w * group + g; the slots' running maxima, then
+  /// their sums, then their accumulators (hd each).
+  struct AttentionScratch {
+    int64_t group, hd;
+    int64_t slots() const { return kAttentionWarps * group; }
+    int64_t floats() const { return slots() * (2 + hd); }
+    Value sumAt(KernelGenerator &k, Value slot) const { return k.add(k.index(slots()), slot); }
+    Value accAt(KernelGenerator &k, Value slot) const {
+      return k.add(k.index(2 * slots()), k.mul(slot, k.index(hd)));
+    }
+  };
+  /// The online softmax over kKeysInFlight keys from j0 for the `group`
+  /// query heads whose q is in qv ([group][head_dim / 32], this lane's
+  /// features): (m, l, acc[head_dim / 32]) per head in and out.
+  SmallVector<Value> attentionKeyGroup(const PagedKeys &keys, ArrayRef<Value> qv,
+                                       int64_t group, Value j0, ValueRange state);
+  /// Stores this warp's (m, l, acc) per head in shared memory.
+  void attentionPublishWarp(const AttentionScratch &layout, ValueRange state, Value warp,
+                            Value lane);
+  /// Combines the warps' results per (head g of the group, feature d) and
+  /// calls emit(g, d, m, l, acc) with the block's max, sum and accumulator.
+  void attentionMergeWarps(const AttentionScratch &layout,
+                           function_ref<void(Value, Value, Value, Value, Value)> emit);
   /// Which rows a merge kernel combines (`splits` partials each, an
   /// argument): every token of the step, the generated ones (block row i:
   /// token generated_rows[i]), or the prompt tokens of a step whose prefill

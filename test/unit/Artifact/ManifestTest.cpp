@@ -112,13 +112,13 @@ TEST(ManifestTest, RejectsAnOlderFormatVersion) {
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
   m.weights = WeightLayout::forModel(m.config, DType::F32);
   std::string text = m.toJson();
-  size_t at = text.find("\"format_version\":8");
+  size_t at = text.find("\"format_version\":9");
   ASSERT_NE(at, std::string::npos) << text;
-  text.replace(at, 18, "\"format_version\":7");
+  text.replace(at, 18, "\"format_version\":8");
   StatusOr<Manifest> parsed = Manifest::parse(text, "old.so");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().message(),
-            "old.so: manifest format_version must be 8 (compiled by another "
+            "old.so: manifest format_version must be 9 (compiled by another "
             "version of cohere2c-compile: compile the model again)");
 }
 
@@ -329,15 +329,16 @@ TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
   auto fresh2048 = stepParams(2048, 0, 1, 16, 128, 128, 2048, 0, false);
   EXPECT_EQ(fresh2048[StepParam::PrefillSplits], 1); // 128 tiles
   EXPECT_EQ(fresh2048[StepParam::PrefillBlocks], 128);
-  // Key splits of the split (decode) kernel: 16 / tokens of them, a power of
-  // two, each of at least 64 keys of the longest generated token's, at most
-  // 16 (splitsFor).
+  // Key splits of the split (decode) kernel: 128 / tokens of them, a power
+  // of two, each of at least 64 keys of the longest generated token's, at
+  // most 32 (splitsFor).
   EXPECT_EQ(splitsFor(1, 512), 8);
-  EXPECT_EQ(splitsFor(1, 8064), 16);
+  EXPECT_EQ(splitsFor(1, 8064), 32);
   EXPECT_EQ(splitsFor(1, 100), 1);
-  EXPECT_EQ(splitsFor(3, 8064), 4); // 16 / 3 = 5, rounded down to 4
-  EXPECT_EQ(splitsFor(16, 8064), 1);
-  EXPECT_EQ(splitsFor(64, 8064), 1);
+  EXPECT_EQ(splitsFor(5, 8064), 16); // 128 / 5 = 25, rounded down to 16
+  EXPECT_EQ(splitsFor(16, 8064), 8);
+  EXPECT_EQ(splitsFor(64, 8064), 2);
+  EXPECT_EQ(splitsFor(256, 8064), 1);
   EXPECT_EQ(splitsFor(0, 0), 1);
   auto long1 = stepParams(1, 1, 1, 16, 64, 64, 0, /*maxGeneratedKeys=*/1000, false);
   EXPECT_EQ(long1[StepParam::DecodeSplits], 8);
@@ -346,8 +347,8 @@ TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
   EXPECT_EQ(decode[StepParam::DecodeSplitBlocks], 4);
   // f32 plans run the split kernel over every token, prompt ones included.
   EXPECT_EQ(prefill[StepParam::DecodeSplitBlocks], 0);
-  EXPECT_EQ(prefill[StepParam::TokenSplits], 1); // 33 tokens
-  EXPECT_EQ(prefill[StepParam::TokenSplitBlocks], 33);
+  EXPECT_EQ(prefill[StepParam::TokenSplits], 2); // 128 / 33 = 3, rounded down to 2
+  EXPECT_EQ(prefill[StepParam::TokenSplitBlocks], 66);
   // Greedy tokens on the GPU: a block per logits row, only when asked.
   EXPECT_EQ(decode[StepParam::GreedyRows], 0);
   EXPECT_EQ(stepParams(4, 4, 4, 16, 2, 3, 0, 40, /*greedyOnly=*/true)[StepParam::GreedyRows], 4);

@@ -254,8 +254,8 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
       bool sliding = append ? spec.rope : spec.window > 0;
       // kv_append: k, v, positions, seqs, tables, pool, slot, bs, width[, q,
       //   q_rotated] (rope: q rotated into q_rotated, which attention reads)
-      // attention: q, positions, seqs, tables, pool, partial, slot, bs, width,
-      //   splits[, generated_rows]
+      // attention: q, positions, seqs, tables, pool, out, slot, bs, width,
+      //   splits, partial[, generated_rows] (one split: out, else partial)
       // attention_prefill: q, positions, seqs, tables, pool, out, slot, bs,
       //   width, tokens, splits, partial, generated (a block per tile of
       //   tokens and split of its keys)
@@ -436,11 +436,18 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
               partial.set(at + 2 + d, (float)acc[d]);
             continue;
           }
-          // The partial result of this block's split of the keys [first, p].
-          Ref partial = arg(a[5]);
+          // The partial result of this block's split of the keys [first, p];
+          // with one split, the output.
           int64_t share = (p + 1 - first + splits - 1) / splits;
           int64_t lo = std::min(first + split * share, p + 1), hi = std::min(lo + share, p + 1);
           attend(query, kv, lo, hi, mx, sum, acc);
+          if (splits == 1) {
+            Ref out = arg(a[5]);
+            for (int64_t d = 0; d < hd; ++d)
+              out.set(token * heads * hd + h * hd + d, (float)(acc[d] / sum));
+            continue;
+          }
+          Ref partial = arg(a[10]);
           int64_t at = ((row * heads + h) * splits + split) * (hd + 2);
           partial.set(at, (float)mx);
           partial.set(at + 1, (float)sum);
