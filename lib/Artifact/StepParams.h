@@ -83,7 +83,7 @@ constexpr int64_t kMinPrefillSplitKeyTiles = 8;
 /// heads (Command R7B and Command A), several per SM of an H200.
 constexpr int64_t kMaxDecodeSplits = 32;
 constexpr int64_t kDecodeSplitTokens = 128; // splits = kDecodeSplitTokens / tokens
-constexpr int64_t kMinDecodeSplitKeys = 64;
+constexpr int64_t kMinDecodeSplitKeys = 16;
 /// Splits for `tokens` tokens of the split kernel, the longest seeing
 /// `maxKeys` keys: kDecodeSplitTokens / tokens rounded down to a power of two,
 /// at most maxKeys / kMinDecodeSplitKeys, in [1, kMaxDecodeSplits].

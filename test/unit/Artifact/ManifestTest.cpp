@@ -330,21 +330,24 @@ TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
   EXPECT_EQ(fresh2048[StepParam::PrefillSplits], 1); // 128 tiles
   EXPECT_EQ(fresh2048[StepParam::PrefillBlocks], 128);
   // Key splits of the split (decode) kernel: 128 / tokens of them, a power
-  // of two, each of at least 64 keys of the longest generated token's, at
+  // of two, each of at least 16 keys of the longest generated token's, at
   // most 32 (splitsFor).
-  EXPECT_EQ(splitsFor(1, 512), 8);
+  EXPECT_EQ(splitsFor(1, 512), 32);
   EXPECT_EQ(splitsFor(1, 8064), 32);
-  EXPECT_EQ(splitsFor(1, 100), 1);
+  EXPECT_EQ(splitsFor(1, 100), 4); // 100 / 16 = 6, rounded down to 4
+  EXPECT_EQ(splitsFor(1, 20), 1);
   EXPECT_EQ(splitsFor(5, 8064), 16); // 128 / 5 = 25, rounded down to 16
   EXPECT_EQ(splitsFor(16, 8064), 8);
   EXPECT_EQ(splitsFor(64, 8064), 2);
   EXPECT_EQ(splitsFor(256, 8064), 1);
   EXPECT_EQ(splitsFor(0, 0), 1);
   auto long1 = stepParams(1, 1, 1, 16, 64, 64, 0, /*maxGeneratedKeys=*/1000, false);
-  EXPECT_EQ(long1[StepParam::DecodeSplits], 8);
-  EXPECT_EQ(long1[StepParam::DecodeSplitBlocks], 8);
-  EXPECT_EQ(decode[StepParam::DecodeSplits], 1); // 4 tokens over 40 keys
-  EXPECT_EQ(decode[StepParam::DecodeSplitBlocks], 4);
+  EXPECT_EQ(long1[StepParam::DecodeSplits], 32);
+  EXPECT_EQ(long1[StepParam::DecodeSplitBlocks], 32);
+  EXPECT_EQ(long1[StepParam::DecodeMergeTokens], 1);
+  EXPECT_EQ(decode[StepParam::DecodeSplits], 2); // 4 tokens over 40 keys
+  EXPECT_EQ(decode[StepParam::DecodeSplitBlocks], 8);
+  EXPECT_EQ(decode[StepParam::DecodeMergeTokens], 4);
   // f32 plans run the split kernel over every token, prompt ones included.
   EXPECT_EQ(prefill[StepParam::DecodeSplitBlocks], 0);
   EXPECT_EQ(prefill[StepParam::TokenSplits], 2); // 128 / 33 = 3, rounded down to 2

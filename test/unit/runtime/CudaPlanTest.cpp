@@ -221,10 +221,10 @@ TEST(CudaPlanLongContextTest, SplitKeysMatchTheHostTarget) {
 }
 
 // Decode steps over a long context: one token over 600 keys splits them
-// over 8 blocks per head (decode_splits = splitsFor(1, 600)); the shipped
-// prompts are too short for more than one.
+// over 32 blocks per KV head (decode_splits = splitsFor(1, 600)), the most
+// there are.
 TEST(CudaPlanLongContextTest, DecodeSplitsMatchTheHostTarget) {
-  EXPECT_EQ(compareLongRequestWithHostTarget(600, 4, /*prefillChunk=*/0, 48).second, 8);
+  EXPECT_EQ(compareLongRequestWithHostTarget(600, 4, /*prefillChunk=*/0, 48).second, 32);
 }
 
 /// Positions where two logits vectors of one size differ (NaN differs from
