@@ -6,7 +6,7 @@ import lit.formats
 config.name = "cohere2c"
 config.test_format = lit.formats.ShTest(not config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "gpu", "data",
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "gpu", "data", "fuzz",
                    "serve"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.cohere2c_obj_root, "test")
