@@ -12,28 +12,39 @@
 
 #include <cstdlib>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 
 using namespace cohere2c;
 
 namespace {
 
-/// A folder with the shard, made on first use.
-const std::string &checkpointFolder() {
-  static const std::string folder = [] {
-    char path[] = "/tmp/cohere2c-fuzz-index-XXXXXX";
-    if (!mkdtemp(path))
+/// A folder with the shard, made on first use and removed at exit.
+class CheckpointFolder {
+public:
+  CheckpointFolder() {
+    char made[] = "/tmp/cohere2c-fuzz-index-XXXXXX";
+    if (!mkdtemp(made))
       std::abort();
-    std::string shard = std::string(path) + "/model-00001-of-00001.safetensors";
+    path = made;
+    std::string shard = path + "/model-00001-of-00001.safetensors";
     int fd = ::open(shard.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     float a[2] = {1, 2}, b[3] = {3, 4, 5};
     if (fd < 0 ||
         !writeSafeTensors(fd, shard, {{"a", {2}, a}, {"b", {1, 3}, b}}).ok() ||
         close(fd) != 0)
       std::abort();
-    return std::string(path);
-  }();
-  return folder;
+  }
+  ~CheckpointFolder() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string path;
+};
+
+const std::string &checkpointFolder() {
+  static const CheckpointFolder folder;
+  return folder.path;
 }
 
 } // namespace
