@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what cohere2c needs (Debian packages; fast when all is there),
-# then configures and builds it in build/ with CMake and Ninja.
+# then configures and builds it in build/ with CMake and Ninja. clang and
+# its runtimes are for the fuzz build (.ci/run), libFuzzer being clang's.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -8,7 +9,7 @@ packages=(cmake ninja-build g++ python3 nodejs curl
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
           nlohmann-json3-dev libgtest-dev libcli11-dev libxxhash-dev
           libutf8proc-dev libpcre2-dev libbenchmark-dev libboost-dev python3-jinja2
-          python3-numpy)
+          python3-numpy clang-22 libclang-rt-22-dev)
 # npm comes with some builds of nodejs and is a package of its own in Debian's.
 command -v npm > /dev/null 2>&1 || packages+=(npm)
 missing=()

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -12,8 +13,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 
@@ -109,18 +111,28 @@ llvm::Error mlir::cohere2c::writeSharedLibrary(ModuleOp module,
           llvm::sys::fs::createTemporaryFile("cohere2c", "o", objectPath))
     return llvm::createStringError("cannot create a temporary object file: " +
                                    ec.message());
+  // Removed on return, and by LLVM's handler on a signal before it.
   llvm::FileRemover removeObject(objectPath);
+  llvm::sys::RemoveFileOnSignal(objectPath);
+  llvm::scope_exit forgetObject(
+      [&] { llvm::sys::DontRemoveFileOnSignal(objectPath); });
   {
     std::error_code ec;
-    llvm::ToolOutputFile object(objectPath, ec, llvm::sys::fs::OF_None);
+    llvm::raw_fd_ostream object(objectPath, ec, llvm::sys::fs::OF_None);
     if (ec)
       return llvm::createStringError(objectPath + ": " + ec.message());
     llvm::legacy::PassManager emit;
-    if (machine->addPassesToEmitFile(emit, object.os(), nullptr,
+    if (machine->addPassesToEmitFile(emit, object, nullptr,
                                      llvm::CodeGenFileType::ObjectFile))
       return llvm::createStringError("the target cannot emit object files");
     emit.run(*llvmModule);
-    object.keep();
+    object.close();
+    // A write that failed (a full disk) is an error here; left in the
+    // stream, it would end the tool as a fatal error.
+    if (std::error_code failed = object.error()) {
+      object.clear_error();
+      return llvm::createStringError(objectPath + ": " + failed.message());
+    }
   }
 
   llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("cc");

@@ -441,7 +441,29 @@ Status checkTensors(const ModelConfig &config, const Checkpoint &checkpoint,
 
 namespace cohere2c {
 
-Status writeSafeTensors(std::ostream &out, const std::string &path,
+namespace {
+
+/// Writes all `size` bytes at `data` to `fd`, resuming after a signal or a
+/// short write. Errors: write(2)'s, naming `path`.
+Status writeAll(int fd, const std::string &path, const void *data,
+                size_t size) {
+  const char *p = static_cast<const char *>(data);
+  while (size > 0) {
+    ssize_t written = ::write(fd, p, std::min(size, size_t(1) << 30));
+    if (written < 0 && errno == EINTR)
+      continue;
+    if (written <= 0)
+      return Status::error(path + ": cannot write (" +
+                           std::strerror(written < 0 ? errno : EIO) + ")");
+    p += written;
+    size -= written;
+  }
+  return Status::success();
+}
+
+} // namespace
+
+Status writeSafeTensors(int fd, const std::string &path,
                         const std::vector<F32Tensor> &tensors) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   uint64_t offset = 0;
@@ -457,16 +479,16 @@ Status writeSafeTensors(std::ostream &out, const std::string &path,
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' '); // data 8-byte aligned
   uint64_t length = text.size();
-  out.write(reinterpret_cast<const char *>(&length), sizeof(length));
-  out.write(text.data(), text.size());
+  text.insert(0, reinterpret_cast<const char *>(&length), sizeof(length));
+  if (Status s = writeAll(fd, path, text.data(), text.size()); !s.ok())
+    return s;
   for (const F32Tensor &t : tensors) {
     uint64_t n = 1;
     for (int64_t d : t.shape)
       n *= d;
-    out.write(reinterpret_cast<const char *>(t.data), n * sizeof(float));
+    if (Status s = writeAll(fd, path, t.data, n * sizeof(float)); !s.ok())
+      return s;
   }
-  if (!out.flush())
-    return Status::error(path + ": write failed");
   return Status::success();
 }
 

@@ -19,7 +19,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -113,16 +112,17 @@ struct TensorSpec {
 std::vector<TensorSpec> expectedTensors(const ModelConfig &config);
 
 /// Writes F32 tensors as one safetensors file (names in the given order) to
-/// `out`, a binary stream the caller opened (so that a path that cannot be
-/// written is found before the tensors are computed) and flushed here.
+/// the file descriptor `fd`, which the caller opened (so that a path that
+/// cannot be written is found before the tensors are computed) and closes.
 /// `data` of each holds the product of its shape elements. Errors name
-/// `path`, the file `out` writes.
+/// `path`, the file `fd` writes, and the OS's reason: "PATH: cannot write
+/// (No space left on device)"; the file then holds part of the tensors.
 struct F32Tensor {
   std::string name;
   std::vector<int64_t> shape;
   const float *data = nullptr;
 };
-Status writeSafeTensors(std::ostream &out, const std::string &path,
+Status writeSafeTensors(int fd, const std::string &path,
                         const std::vector<F32Tensor> &tensors);
 
 /// Checks that every expected tensor exists with the right shape. Error:

@@ -29,16 +29,20 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileOutputBuffer.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
+#include <csignal>
 #include <cstring>
+#include <fcntl.h>
 #include <optional>
+#include <unistd.h>
 
 using namespace llvm;
 
@@ -96,24 +100,89 @@ std::string weightsPathFor(StringRef libraryPath) {
   return std::string(path);
 }
 
+/// A new file mapped for writing that replaces `path` only when committed:
+/// a temporary file beside it until then, removed if it never is (by the
+/// destructor, or by LLVM's signal handler on SIGINT, SIGTERM and the
+/// like). Its blocks are allocated before it is mapped, so that a full disk
+/// or a file size limit is an error from create() instead of SIGBUS at the
+/// first write into the mapping (llvm::FileOutputBuffer maps a sparse
+/// file).
+class MappedOutputFile {
+public:
+  /// Errors: the temporary file cannot be made, or `size` bytes cannot be
+  /// allocated for it (the OS's reason: "No space left on device", "File
+  /// too large").
+  static Expected<std::unique_ptr<MappedOutputFile>> create(StringRef path,
+                                                            uint64_t size) {
+    Expected<sys::fs::TempFile> temp =
+        sys::fs::TempFile::create(path + ".tmp%%%%%%%");
+    if (!temp)
+      return temp.takeError();
+    std::unique_ptr<MappedOutputFile> file(
+        new MappedOutputFile(path, std::move(*temp)));
+    if (std::error_code ec = file->allocate(size))
+      return createStringError(ec, ec.message());
+    std::error_code ec;
+    file->region_.emplace(
+        sys::fs::convertFDToNativeFile(file->temp_->FD),
+        sys::fs::mapped_file_region::readwrite, size, 0, ec);
+    if (ec)
+      return createStringError(ec, ec.message());
+    return std::move(file);
+  }
+  ~MappedOutputFile() {
+    region_.reset();
+    if (temp_)
+      consumeError(temp_->discard());
+  }
+  char *data() { return region_->data(); }
+  /// Writes the mapping back and renames the file over `path`. Errors: the
+  /// OS's (a write-back that failed, a rename that failed).
+  Error commit() {
+    region_.reset();
+    if (::fsync(temp_->FD) != 0)
+      return createStringError(std::error_code(errno, std::generic_category()),
+                               std::strerror(errno));
+    Error kept = temp_->keep(path_);
+    temp_.reset();
+    return kept;
+  }
+
+private:
+  MappedOutputFile(StringRef path, sys::fs::TempFile temp)
+      : path_(path.str()), temp_(std::move(temp)) {}
+  std::error_code allocate(uint64_t size) {
+    // posix_fallocate returns its error rather than setting errno.
+    int error = ::posix_fallocate(temp_->FD, 0, size);
+    if (error == 0)
+      return {};
+    if (error != EOPNOTSUPP && error != EINVAL)
+      return std::error_code(error, std::generic_category());
+    // A file system that cannot allocate ahead: a sparse file, as before.
+    return sys::fs::resize_file(temp_->FD, size);
+  }
+  std::string path_;
+  std::optional<sys::fs::TempFile> temp_;
+  std::optional<sys::fs::mapped_file_region> region_;
+};
+
 /// OUT.weights: the header page with `id`, then the weights `fill` writes
-/// (into zeros), in a buffer that replaces `path` only when committed (a
-/// temporary file until then, removed if it never is).
-Expected<std::unique_ptr<FileOutputBuffer>>
+/// (into zeros), in a file that replaces `path` only when committed.
+Expected<std::unique_ptr<MappedOutputFile>>
 weightsFile(const ::cohere2c::WeightLayout &layout, StringRef id, StringRef path,
             function_ref<::cohere2c::Status(char *)> fill) {
-  Expected<std::unique_ptr<FileOutputBuffer>> buffer = FileOutputBuffer::create(
+  Expected<std::unique_ptr<MappedOutputFile>> file = MappedOutputFile::create(
       path, ::cohere2c::kWeightsHeaderBytes + layout.totalBytes);
-  if (!buffer)
-    return buffer.takeError();
-  uint8_t *start = (*buffer)->getBufferStart();
+  if (!file)
+    return file.takeError();
+  char *start = (*file)->data();
   ::cohere2c::writeWeightsHeader(start, id.str(), layout.totalBytes);
-  char *weights = reinterpret_cast<char *>(start + ::cohere2c::kWeightsHeaderBytes);
+  char *weights = start + ::cohere2c::kWeightsHeaderBytes;
   std::memset(weights, 0, layout.totalBytes);
   ::cohere2c::Status filled = fill(weights);
   if (!filled.ok())
     return createStringError(filled.message());
-  return std::move(*buffer);
+  return std::move(*file);
 }
 
 /// The model to compile: its config and, from a checkpoint folder, its
@@ -199,8 +268,8 @@ const char *fileKind(sys::fs::file_type type) {
 
 /// An error unless `path`, which the library writer replaces by renaming a
 /// new file over it, is absent or a regular file: the rename would replace
-/// a device or FIFO with a file (as root, /dev/null itself), and a FIFO
-/// would block FileOutputBuffer's commit. `name` is how messages call it.
+/// a device or FIFO with a file (as root, /dev/null itself). `name` is how
+/// messages call it.
 Error checkReplaceable(StringRef path, const Twine &name) {
   sys::fs::file_status status;
   if (std::error_code ec = sys::fs::status(path, status))
@@ -313,7 +382,7 @@ Error writeArtifact(mlir::ModuleOp library, const ::cohere2c::Manifest &manifest
   // OUT.so and OUT.weights are replaced together or not at all: the
   // weights are packed (and checked) into a temporary file, the library is
   // linked to a temporary path, and only then are both moved into place.
-  std::unique_ptr<FileOutputBuffer> weights;
+  std::unique_ptr<MappedOutputFile> weights;
   if (model.writesWeights()) {
     bool showProgress = sys::Process::StandardErrIsDisplayed();
     auto packed = weightsFile(manifest.weights, manifest.weightsId, weightsPath, [&](char *out) {
@@ -334,27 +403,37 @@ Error writeArtifact(mlir::ModuleOp library, const ::cohere2c::Manifest &manifest
     weights = std::move(*packed);
   }
   mlir::cohere2c::addTextFiles(library, model.textFiles);
+  // The linker writes OUT.so.partial; a signal before the rename removes it
+  // (LLVM's handler), as any error does.
   std::string partialLibrary = outputPath + ".partial";
-  if (Error e = mlir::cohere2c::writeSharedLibrary(library, manifest.toJson(),
-                                                   partialLibrary)) {
+  sys::RemoveFileOnSignal(partialLibrary);
+  auto discard = [&](Error e) {
     sys::fs::remove(partialLibrary);
+    sys::DontRemoveFileOnSignal(partialLibrary);
     return e;
-  }
+  };
+  if (Error e = mlir::cohere2c::writeSharedLibrary(library, manifest.toJson(),
+                                                   partialLibrary))
+    return discard(std::move(e));
   if (weights)
-    if (Error e = weights->commit()) {
-      sys::fs::remove(partialLibrary);
-      return createStringError(weightsPath + ": " + toString(std::move(e)));
-    }
-  if (std::error_code ec = sys::fs::rename(partialLibrary, outputPath)) {
-    sys::fs::remove(partialLibrary);
-    return createStringError("-o " + outputPath + ": " + ec.message());
-  }
+    if (Error e = weights->commit())
+      return discard(
+          createStringError(weightsPath + ": " + toString(std::move(e))));
+  if (std::error_code ec = sys::fs::rename(partialLibrary, outputPath))
+    return discard(createStringError("-o " + outputPath + ": " + ec.message()));
+  sys::DontRemoveFileOnSignal(partialLibrary);
   return Error::success();
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
+  // LLVM's handlers remove temporary files on SIGINT, SIGTERM and crashes.
+  sys::PrintStackTraceOnErrorSignal(argv[0]);
+  // Then SIGXFSZ, which they would take too, is ignored: a write past the
+  // file size limit (ulimit -f) fails with EFBIG and is reported, where the
+  // signal would end the tool without a word.
+  std::signal(SIGXFSZ, SIG_IGN);
   cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(
       argc, argv,

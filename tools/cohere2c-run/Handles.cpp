@@ -1,6 +1,9 @@
 //===- Handles.cpp --------------------------------------------------------===//
 
 #include "Handles.h"
+#include "Interrupt.h"
+
+#include <cstring>
 
 namespace cohere2c {
 
@@ -113,9 +116,13 @@ Status runRequests(cohere2c_engine_t *engine,
     inFlight.push_back(std::move(*submitted));
   }
   std::vector<size_t> reported(requests.size(), 0);
+  SteppingScope stepping;
   for (bool work = true; work;) {
     if (Status s = statusOf(cohere2c_engine_step(engine)); !s.ok())
       return s;
+    if (int signal = interruptSignal())
+      return Status::error(std::string("interrupted (") + strsignal(signal) +
+                           ")");
     for (size_t i = 0; i < inFlight.size(); ++i)
       if (inFlight[i])
         if (Status s =

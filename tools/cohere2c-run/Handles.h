@@ -79,7 +79,8 @@ struct RequestCallbacks {
 /// new tokens of every request, then the requests that finished, each in
 /// submission order (the order the engine keeps running requests in).
 /// Errors: submit's and step's, naming the request; the first of the
-/// callbacks', which ends the run.
+/// callbacks', which ends the run; SIGINT or SIGTERM (Interrupt.h), after
+/// the step in progress and before its callbacks.
 Status runRequests(cohere2c_engine_t *engine,
                    const std::vector<RunRequest> &requests,
                    const RequestCallbacks &callbacks);

@@ -1,12 +1,13 @@
 //===- LogitsTarget.cpp ---------------------------------------------------===//
 
 #include "LogitsTarget.h"
+#include "Interrupt.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,17 +25,17 @@ bool sameFile(const std::string &a, const std::string &b) {
 } // namespace
 
 StatusOr<LogitsTarget>
-LogitsTarget::of(const std::string &given,
+LogitsTarget::of(const std::string &option, const std::string &given,
                  const std::vector<std::string> &inputs) {
   auto error = [&](const std::string &why) {
-    return Status::error("--logits-out: " + given + ": " + why);
+    return Status::error(option + ": " + given + ": " + why);
   };
   if (given.empty())
-    return Status::error("--logits-out: the path is empty");
+    return Status::error(option + ": the path is empty");
   for (const std::string &input : inputs)
     if (sameFile(given, input))
       return error("the run's input " + input);
-  LogitsTarget t{given, given, true};
+  LogitsTarget t{option, given, given, true};
   struct stat info;
   if (stat(given.c_str(), &info) == 0) {
     if (S_ISDIR(info.st_mode))
@@ -61,35 +62,47 @@ std::string LogitsTarget::folder() const {
   return f.empty() ? "." : f;
 }
 
-Status LogitsTarget::write(const std::vector<F32Tensor> &tensors) const {
-  if (!replace) {
-    std::ofstream out(path, std::ios::binary);
-    if (!out)
-      return Status::error("--logits-out: " + given + ": cannot write (" +
-                           std::strerror(errno) + ")");
-    return writeSafeTensors(out, given, tensors);
-  }
-  std::string temp = folder() + "/.cohere2c-logits-XXXXXX";
-  int fd = mkstemp(temp.data());
+Status LogitsTarget::writeThrough(const std::vector<F32Tensor> &tensors) const {
+  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
   if (fd < 0)
-    return Status::error("--logits-out: " + given +
-                         ": cannot write beside it (" + std::strerror(errno) +
-                         ")");
+    return Status::error(option + ": " + given + ": cannot write (" +
+                         std::strerror(errno) + ")");
+  Status written = writeSafeTensors(fd, given, tensors);
+  close(fd);
+  if (!written.ok())
+    return Status::error(option + ": " + written.message());
+  return written;
+}
+
+Status LogitsTarget::write(const std::vector<F32Tensor> &tensors) const {
+  if (!replace)
+    return writeThrough(tensors);
+  auto error = [&](const std::string &what, int number) {
+    return Status::error(option + ": " + given + ": " + what + " (" +
+                         std::strerror(number) + ")");
+  };
+  std::string temp = folder() + "/.cohere2c-logits-XXXXXX";
+  int fd = mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0)
+    return error("cannot write beside it", errno);
+  setTemporaryFile(temp);
   mode_t mask = umask(0);
   umask(mask);
   fchmod(fd, 0666 & ~mask); // as a newly created file, not mkstemp's 0600
-  close(fd);
-  std::ofstream out(temp, std::ios::binary);
-  Status written =
-      out ? writeSafeTensors(out, given, tensors)
-          : Status::error("--logits-out: " + given + ": cannot write (" +
-                          std::strerror(errno) + ")");
-  out.close();
-  if (written.ok() && std::rename(temp.c_str(), path.c_str()) != 0)
-    written = Status::error("--logits-out: " + given + ": cannot replace (" +
-                            std::strerror(errno) + ")");
+  Status written = writeSafeTensors(fd, given, tensors);
   if (!written.ok())
-    std::remove(temp.c_str());
+    written = Status::error(option + ": " + written.message());
+  // Synced before the rename: after a crash the file is the old one or the
+  // new one, never a new name for lost data.
+  if (written.ok() && fsync(fd) != 0)
+    written = error("cannot write", errno);
+  if (close(fd) != 0 && written.ok())
+    written = error("cannot write", errno);
+  if (written.ok() && std::rename(temp.c_str(), path.c_str()) != 0)
+    written = error("cannot replace", errno);
+  if (!written.ok())
+    unlink(temp.c_str());
+  setTemporaryFile("");
   return written;
 }
 

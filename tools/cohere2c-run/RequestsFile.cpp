@@ -201,7 +201,8 @@ Status forEachJsonLine(
 int64_t logitsRowsEnd(const RunRequest &r) {
   int64_t prompt = r.promptIds.size();
   int64_t n = r.options.max_new_tokens;
-  return n - 1 > kInt64Max - prompt ? kInt64Max : prompt + n - 1;
+  // n - 1 first: prompt + n overflows where n is near kInt64Max.
+  return n - 1 > kInt64Max - prompt ? kInt64Max : prompt + (n - 1);
 }
 
 StatusOr<std::vector<RunRequest>> readRequests(const std::string &path,

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Handles.h"
+#include "Interrupt.h"
 #include "LogitsTarget.h"
 #include "Perplexity.h"
 #include "RequestsFile.h"
@@ -27,7 +28,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <sys/stat.h>
@@ -326,31 +326,9 @@ StatusOr<RunRequest> singleRequest(const Options &o, const ModelText *text) {
   return r;
 }
 
-/// The requests of --requests, checked against --logits-dir.
-StatusOr<std::vector<RunRequest>> fileRequests(const Options &o,
-                                               const ModelText *text) {
-  auto requests = readRequests(o.requests, o.defaults, text);
-  if (!requests.ok() || !o.hasLogitsDir)
-    return requests;
-  for (RunRequest &r : *requests) {
-    bool fileName =
-        !r.id.empty() && r.id[0] != '.' &&
-        r.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
-                               "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
-            std::string::npos;
-    if (!fileName)
-      return Status::error(
-          "--logits-dir: request id '" + r.id +
-          "' cannot name a file (letters, digits, '.', '_', '-')");
-    // logits_from = P + N - 1 asks for no row.
-    r.options.record_logits = r.options.record_logits_from < logitsRowsEnd(r);
-  }
-  return requests;
-}
-
-/// --logits-out, checked now without touching the file: a path that cannot
-/// be written fails before generating.
-StatusOr<LogitsTarget> logitsTargetOf(const Options &o) {
+/// The files the run reads (the artifact, its weights, the checkpoint's
+/// files), which no output may replace.
+StatusOr<std::vector<std::string>> runInputs(const Options &o) {
   char *weights = nullptr;
   if (Status s = statusOf(
           cohere2c_artifact_default_weights_path(o.artifact.c_str(), &weights));
@@ -363,7 +341,52 @@ StatusOr<LogitsTarget> logitsTargetOf(const Options &o) {
     for (const auto &entry :
          std::filesystem::directory_iterator(o.checkpoint, ec))
       inputs.push_back(entry.path().string());
-  return LogitsTarget::of(o.logitsOut, inputs);
+  return inputs;
+}
+
+/// DIR/<id>.safetensors of --logits-dir.
+std::string logitsDirPath(const Options &o, const RunRequest &r) {
+  return o.logitsDir + "/" + r.id + ".safetensors";
+}
+
+/// The requests of --requests, checked against --logits-dir: an id must
+/// name a file, and the file must be one the run may write, before
+/// anything is generated.
+StatusOr<std::vector<RunRequest>> fileRequests(const Options &o,
+                                               const ModelText *text) {
+  auto requests = readRequests(o.requests, o.defaults, text);
+  if (!requests.ok() || !o.hasLogitsDir)
+    return requests;
+  auto inputs = runInputs(o);
+  if (!inputs.ok())
+    return inputs.status();
+  for (RunRequest &r : *requests) {
+    bool fileName =
+        !r.id.empty() && r.id[0] != '.' &&
+        r.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                               "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+            std::string::npos;
+    if (!fileName)
+      return Status::error(
+          "--logits-dir: request id '" + r.id +
+          "' cannot name a file (letters, digits, '.', '_', '-')");
+    if (auto target = LogitsTarget::of("--logits-dir", logitsDirPath(o, r),
+                                       *inputs);
+        !target.ok())
+      return target.status();
+    // logits_from = P + N - 1 asks for no row.
+    r.options.record_logits = r.options.record_logits_from < logitsRowsEnd(r);
+  }
+  return requests;
+}
+
+/// --logits-out, checked now without touching the file: a path that cannot
+/// be written fails before generating.
+StatusOr<LogitsTarget> logitsTargetOf(const Options &o) {
+  auto inputs = runInputs(o);
+  if (!inputs.ok())
+    return inputs.status();
+  return LogitsTarget::of("--logits-out", o.logitsOut, *inputs);
 }
 
 /// Prints one request's answer as text while it is generated: whole UTF-8
@@ -495,15 +518,19 @@ Status serveFile(cohere2c_engine_t *engine,
     std::cout << line.dump() << std::endl;
     if (!o.hasLogitsDir)
       return Status::success();
-    std::string path = o.logitsDir + "/" + requests[i].id + ".safetensors";
     auto logits = logitsOf(r);
     if (!logits.ok())
       return logits.status();
-    std::ofstream file(path, std::ios::binary);
+    auto inputs = runInputs(o);
+    if (!inputs.ok())
+      return inputs.status();
+    auto target =
+        LogitsTarget::of("--logits-dir", logitsDirPath(o, requests[i]), *inputs);
+    if (!target.ok())
+      return target.status();
     float firstRow = (float)logits->firstRow;
-    return writeSafeTensors(file, path,
-                            {{"logits", {logits->rows, vocab}, logits->data},
-                             {"first_row", {1}, &firstRow}});
+    return target->write({{"logits", {logits->rows, vocab}, logits->data},
+                          {"first_row", {1}, &firstRow}});
   };
   return runRequests(engine, requests, callbacks);
 }
@@ -623,9 +650,17 @@ Status runTool(Options &o) {
 } // namespace
 
 int main(int argc, char **argv) {
+  installInterruptHandlers();
   Options options;
   if (std::optional<int> exit = parseOptions(argc, argv, options))
     return *exit;
   Status ran = runTool(options);
+  // runTool released the engine and the artifact on its way out.
+  if (int signal = interruptSignal()) {
+    std::cerr << "cohere2c-run: " << strsignal(signal)
+              << ": stopped after the step in progress; no output written "
+                 "since\n";
+    interruptExit(signal);
+  }
   return ran.ok() ? 0 : fail(ran.message());
 }
