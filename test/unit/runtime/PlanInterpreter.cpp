@@ -422,33 +422,21 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
           if (prefill) { // the split's keys, with the kernel's roundings
             auto [lo, hi] = prefillSplitKeys(token, split);
             attendTiled(query, kv, std::max(first, lo), std::min(p + 1, hi), mx, sum, acc);
-            if (splits == 1) {
-              Ref out = arg(a[5]);
-              for (int64_t d = 0; d < hd; ++d)
-                out.set(token * heads * hd + h * hd + d, (float)(acc[d] / sum));
-              continue;
-            }
-            Ref partial = arg(a[11]);
-            int64_t at = ((token * heads + h) * splits + split) * (hd + 2);
-            partial.set(at, (float)mx);
-            partial.set(at + 1, (float)sum);
-            for (int64_t d = 0; d < hd; ++d)
-              partial.set(at + 2 + d, (float)acc[d]);
-            continue;
+          } else { // this block's split of the keys [first, p]
+            int64_t share = (p + 1 - first + splits - 1) / splits;
+            int64_t lo = std::min(first + split * share, p + 1), hi = std::min(lo + share, p + 1);
+            attend(query, kv, lo, hi, mx, sum, acc);
           }
-          // The partial result of this block's split of the keys [first, p];
-          // with one split, the output.
-          int64_t share = (p + 1 - first + splits - 1) / splits;
-          int64_t lo = std::min(first + split * share, p + 1), hi = std::min(lo + share, p + 1);
-          attend(query, kv, lo, hi, mx, sum, acc);
+          // One split stores the output, several their partial results (the
+          // prefill kernel's by token, the split kernel's by block row).
           if (splits == 1) {
             Ref out = arg(a[5]);
             for (int64_t d = 0; d < hd; ++d)
               out.set(token * heads * hd + h * hd + d, (float)(acc[d] / sum));
             continue;
           }
-          Ref partial = arg(a[10]);
-          int64_t at = ((row * heads + h) * splits + split) * (hd + 2);
+          Ref partial = arg(a[prefill ? 11 : 10]);
+          int64_t at = (((prefill ? token : row) * heads + h) * splits + split) * (hd + 2);
           partial.set(at, (float)mx);
           partial.set(at + 1, (float)sum);
           for (int64_t d = 0; d < hd; ++d)
