@@ -135,21 +135,31 @@ cohere2c_status_t runServer(const ServerOptions &o) {
                o.http.host.c_str(), (*server)->port(), o.artifact.c_str());
   std::thread acceptor([&] { (*server)->run(); });
   // A signal while loading ends the process at once: nothing is in flight.
-  // Later it stops accepting, and runServer shuts down.
-  std::atomic<bool> ready{false};
+  // Once serving, the first stops accepting and runServer shuts down
+  // gracefully; a second ends the process at once, as an operator who sends
+  // it again means. Either immediate end exits 128 + the signal, as a shell
+  // reports a process the signal killed.
+  static std::atomic<bool> ready{false}; // outlives runServer: the watcher is detached
   std::thread signalWatcher([&, signals] {
     int received;
     sigwait(&signals, &received);
-    if (!ready)
-      std::_Exit(0);
+    if (!ready) {
+      std::fprintf(stderr, "cohere2c-serve: %s while loading: exiting\n",
+                   strsignal(received));
+      std::_Exit(128 + received);
+    }
     std::fprintf(stderr, "cohere2c-serve: %s: shutting down\n",
                  strsignal(received));
     (*server)->stopAccepting();
+    sigwait(&signals, &received);
+    std::fprintf(stderr, "cohere2c-serve: %s again: exiting now\n",
+                 strsignal(received));
+    std::_Exit(128 + received);
   });
+  signalWatcher.detach();
 
   Served served;
   if (cohere2c_status_t failed = load(o, metrics, served)) {
-    signalWatcher.detach();
     (*server)->stopAccepting();
     acceptor.join();
     return failed;
@@ -167,7 +177,6 @@ cohere2c_status_t runServer(const ServerOptions &o) {
       o.modelName.c_str(), (long long)engine.kv_blocks,
       (long long)engine.block_size, (long long)engine.max_batch);
   acceptor.join(); // until a signal stops accepting
-  signalWatcher.join();
   auto grace =
       std::chrono::milliseconds((int64_t)(o.shutdownGraceSeconds * 1000));
   served.loop->shutdown(grace);
