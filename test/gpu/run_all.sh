@@ -5,10 +5,10 @@
 # scale (a 2048-token prompt, 128 decoded tokens). Needs build/bin/cohere2c-run
 # and build/gpu-artifacts from test/gpu/build_artifacts.sh, and python3 with
 # numpy and safetensors. Exits non-zero if any check fails.
-#   run_all.sh [SECTION...]   sections: models weights fp8 onetoken long greedy prefix r7b
+#   run_all.sh [SECTION...]   sections: models weights fp8 onetoken long greedy prefix sanitize r7b
 #                             (default: all)
 set -uo pipefail
-sections=" ${*:-models weights fp8 onetoken long greedy prefix r7b} "
+sections=" ${*:-models weights fp8 onetoken long greedy prefix sanitize r7b} "
 want() { [[ "$sections" == *" $1 "* ]]; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
 run="${COHERE2C_RUN:-$root/build/bin/cohere2c-run}"
@@ -177,6 +177,36 @@ boundary 4 Y=32
 seed 3 Y=30
 sixteen 4 - --max-batch 4 --kv-blocks 16 --prefill-chunk 7
 CASES
+done
+
+want sanitize && echo "--- compute-sanitizer's memcheck, racecheck, synccheck and initcheck (tiny-cohere2)"
+# Chunked prefill then decode, and prefix reuse with preemption (16 requests, 16 KV blocks),
+# bf16 and fp8: any report fails. initcheck also checks that no kernel reads a KV row that no
+# step wrote (the activation buffers are zero-filled once: runtime/src/cuda/CudaExecutor.cpp).
+want sanitize && for precision in bf16 fp8-rowwise; do
+  artifact="$art/tiny-cohere2-$precision.so"
+  python3 "$root/test/gpu/prefix_requests.py" "$root/test/data/models/tiny-cohere2" "$work"
+  ids=$(python3 -c "import json,sys; print(','.join(map(str, json.load(open(sys.argv[1]))['prompts']['len40'][:30])))" \
+    "$root/test/data/models/tiny-cohere2/reference.json")
+  for tool in memcheck racecheck synccheck initcheck; do
+    for case in chunked prefix; do
+      if [[ $case == chunked ]]; then
+        args=(--prompt-ids "$ids" --max-new-tokens 6 --prefill-chunk 7 --kv-blocks 64)
+      else
+        args=(--requests "$work/sixteen.jsonl" --block-size 4 --max-batch 4 --kv-blocks 16 --prefill-chunk 7)
+      fi
+      compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 \
+        "$run" "$artifact" $(weights tiny-cohere2) "${args[@]}" --ignore-eos > "$work/sanitizer.out" 2>&1
+      rc=$?
+      summary=$(grep -m1 "ERROR SUMMARY\|RACECHECK SUMMARY" "$work/sanitizer.out")
+      if [[ $rc == 0 ]] && grep -q "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards" <<< "$summary"; then
+        echo "PASS tiny-cohere2 $precision $case under $tool: $summary"
+      else
+        echo "FAIL tiny-cohere2 $precision $case under $tool (exit $rc): ${summary:-no summary}"
+        grep -v "Host Frame\|^=========  *in " "$work/sanitizer.out" | head -40; failures=$((failures+1))
+      fi
+    done
+  done
 done
 
 if want r7b; then

@@ -155,10 +155,28 @@ Status CudaExecutor::ensure(DeviceArray &array, size_t bytes) {
   return Status::success();
 }
 
+// Activation buffers and the logits are zero-filled when allocated. Kernels
+// read only rows their step wrote; should one ever read further, it reads
+// zeros, never a NaN bit pattern left by another process, which would
+// survive a multiplication by zero. compute-sanitizer's initcheck also
+// needs it: it does not see the TMA stores of cuBLASLt's Hopper GEMMs
+// (every element of a GEMM's output is reported uninitialized when the next
+// kernel reads it). The KV pools are not filled: attention must never read
+// a KV row no step wrote, and initcheck checks exactly that
+// (test/gpu/run_all.sh sanitize).
+Status CudaExecutor::ensureZeroed(DeviceArray &array, size_t bytes) {
+  size_t before = array.bytes; // a new allocation may reuse the address
+  if (Status s = ensure(array, bytes); !s.ok())
+    return s;
+  if (array.bytes != before)
+    COHERE2C_CHECK(api_->cuMemsetD8Async(array.ptr, 0, array.bytes, stream_));
+  return Status::success();
+}
+
 Status CudaExecutor::ensureBuffers(const StepParamValues &params) {
   for (const PlanBuffer &b : manifest_->launchPlan.buffers) {
-    Status s = ensure(buffers_[b.name], std::max<int64_t>(params[b.rows], 1) *
-                                            b.width * dtypeSize(b.dtype));
+    Status s = ensureZeroed(buffers_[b.name], std::max<int64_t>(params[b.rows], 1) *
+                                                  b.width * dtypeSize(b.dtype));
     if (!s.ok())
       return s;
   }
@@ -307,7 +325,7 @@ Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
     if (!s.ok())
       return s;
   }
-  Status s = ensure(input(PlanInput::Logits), std::max<int64_t>(rows, 1) * vocab * 4);
+  Status s = ensureZeroed(input(PlanInput::Logits), std::max<int64_t>(rows, 1) * vocab * 4);
   if (!s.ok())
     return s;
   s = ensure(input(PlanInput::GreedyTokens), std::max<int64_t>(rows, 1) * 4);

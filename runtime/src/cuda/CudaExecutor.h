@@ -83,6 +83,8 @@ private:
   /// the plan has no kernel for: streamWeights writes those).
   Status generateWeights(uint64_t seed, std::vector<bool> &done);
   Status ensure(DeviceArray &array, size_t bytes);
+  /// ensure, and a newly allocated array is filled with zero bytes.
+  Status ensureZeroed(DeviceArray &array, size_t bytes);
   Status upload(DeviceArray &array, const void *data, size_t bytes);
   /// The dtype of the plan buffer `name`.
   DType bufferDType(const std::string &name) const;

@@ -86,7 +86,8 @@ Status CudaExecutor::planMemory(EngineOptions &options) {
                       PlanInput::Generated, PlanInput::GeneratedRows})
     if (Status s = ensure(input(i), tokens * 4); !s.ok())
       return s;
-  if (Status s = ensure(input(PlanInput::Logits), rows * m.config.vocabSize * 4); !s.ok())
+  if (Status s = ensureZeroed(input(PlanInput::Logits), rows * m.config.vocabSize * 4);
+      !s.ok())
     return s;
   if (Status s = ensure(input(PlanInput::GreedyTokens), rows * 4); !s.ok())
     return s;
