@@ -64,7 +64,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
 #include <functional>
 #include <iostream>
 #include <limits>
@@ -127,7 +126,7 @@ struct Mix {
   std::string describe() const;
 };
 
-std::string describe(const Request &r) {
+std::string requestText(const Request &r) {
   std::ostringstream out;
   out << r.id << ": N=" << r.maxNewTokens;
   const SamplingParams &s = r.sampling;
@@ -164,7 +163,7 @@ std::string Mix::describe() const {
     out << "  arrives " << m.arrival;
     if (m.cancelAt >= 0)
       out << ", cancelled at " << m.cancelAt;
-    out << ", " << cohere2c::test::describe(m.request) << "\n";
+    out << ", " << requestText(m.request) << "\n";
   }
   return out.str();
 }
@@ -606,6 +605,7 @@ void MixRun::start() {
   for (KVGroupIndex kind : {kFullGroup, kSlidingGroup})
     if (model.hasGroup(kind))
       kinds.push_back(kind);
+  ASSERT_EQ(cache().numGroups(), (int64_t)kinds.size());
   callbacks.onToken = [this](const RequestResult &r, int32_t token) {
     tokenReported(r, token);
   };
@@ -635,6 +635,8 @@ void MixRun::run() {
       return;
     if (!engine->hasWork() && step >= lastArrival)
       break;
+    if (!engine->hasWork())
+      continue;
     stepRows.clear();
     Status stepped = engine->step(callbacks);
     ASSERT_TRUE(stepped.ok()) << stepped.message();
@@ -694,6 +696,7 @@ void MixRun::cancel(Tracked &r) {
     r.state = State::Cancelled;
 }
 
+// Registers the key ending each full block of r's tokens not seen yet.
 void MixRun::learn(Tracked &r, size_t index) {
   for (; r.learned < r.tokens.size(); ++r.learned)
     if ((r.learned + 1) % blockSize() == 0)
@@ -964,7 +967,7 @@ void MixRun::checkTables(const Tracked &r, int64_t gi,
   }
 }
 
-std::string describe(const HashModelExecutor::Slot &slot) {
+std::string slotText(const HashModelExecutor::Slot &slot) {
   return "position " + std::to_string(slot.position) + " token " +
          std::to_string(slot.token) + " key " + std::to_string(slot.chain);
 }
@@ -980,7 +983,7 @@ void MixRun::checkHeldBlock(KVGroupIndex kind, int32_t block, const Tracked &r,
       continue;
     ADD_FAILURE() << r.spec->request.id << " group " << kind << " block "
                   << block << " (logical " << k << ") holds "
-                  << describe(slot) << " at position " << j << ", not token "
+                  << slotText(slot) << " at position " << j << ", not token "
                   << r.tokens[j] << " key " << r.keys[j];
     return;
   }
@@ -1015,7 +1018,7 @@ void MixRun::checkCachedBlock(KVGroupIndex kind, int32_t block) {
   auto owner = blockOwners.find(last.chain);
   if (owner == blockOwners.end() || owner->second.second != last.position + 1) {
     ADD_FAILURE() << "cached block " << block << " of group " << kind
-                  << " ends with " << describe(last)
+                  << " ends with " << slotText(last)
                   << ", the end of no request's block";
     return;
   }
@@ -1025,7 +1028,7 @@ void MixRun::checkCachedBlock(KVGroupIndex kind, int32_t block) {
     const int64_t j = last.position + 1 - b + i;
     if (slot.position != j || slot.chain != r.keys[j]) {
       ADD_FAILURE() << "cached block " << block << " of group " << kind
-                    << " holds " << describe(slot) << " in slot " << i
+                    << " holds " << slotText(slot) << " in slot " << i
                     << ", not the key of position " << j << " of "
                     << r.spec->request.id;
       return;
@@ -1235,19 +1238,6 @@ TEST(EngineTinyModelTest, MixesEqualTheirSoloRuns) {
     EXPECT_GT(stats.prefixHits, 0);
 }
 
-/// Records the tokens of each step, then runs it on `inner`.
-struct StepRecorder : Executor {
-  Executor *inner = nullptr;
-  std::vector<StepInput> steps;
-  Status run(const StepInput &input, StepOutput &output) override {
-    steps.push_back(input);
-    return inner->run(input, output);
-  }
-  std::array<int64_t, kNumKVGroups> bytesPerBlock() const override {
-    return inner->bytesPerBlock();
-  }
-};
-
 // Found by the mixes: a request admitted with a cache hit and preempted in
 // the same step to make room for an earlier request, before it computed
 // anything, reported the hit of that admission as its cached tokens, though
@@ -1271,8 +1261,13 @@ TEST(EngineModelRegressionTest, CachedTokensCountTheAdmissionThatComputes) {
   options.maxBatch = 2;
   options.ignoreEos = true;
   HashModelExecutor hash(m, options.blockSize, {5, 5});
-  StepRecorder recorder;
-  recorder.inner = &hash;
+  std::vector<StepInput> steps;
+  CheckedExecutor recorder;
+  recorder.hash = &hash;
+  recorder.check = [&](const StepInput &input) {
+    steps.push_back(input);
+    return Status::success();
+  };
   auto e = Engine::create(recorder, m, options);
   ASSERT_TRUE(e.ok()) << e.status().message();
   auto request = [](std::string id, Tokens prompt) {
@@ -1284,15 +1279,15 @@ TEST(EngineModelRegressionTest, CachedTokensCountTheAdmissionThatComputes) {
   };
   const Tokens p = {1, 2, 3, 4, 5, 6, 7, 8};
   ASSERT_TRUE((*e)->run({request("P", p)}).ok());
-  size_t firstStep = recorder.steps.size();
+  size_t firstStep = steps.size();
   auto served =
       (*e)->run({request("R1", {9, 10, 11, 12, 13, 14, 15, 16}), request("R2", p)});
   ASSERT_TRUE(served.ok()) << served.status().message();
   // R2's first computed position: the first token of p's in the steps
   // (R1's tokens differ from p's at every position).
   int64_t firstComputed = -1;
-  for (size_t s = firstStep; s < recorder.steps.size(); ++s) {
-    const StepInput &step = recorder.steps[s];
+  for (size_t s = firstStep; s < steps.size(); ++s) {
+    const StepInput &step = steps[s];
     for (size_t t = 0; t < step.ids.size() && firstComputed < 0; ++t)
       if (step.ids[t] == p[step.positions[t]])
         firstComputed = step.positions[t];

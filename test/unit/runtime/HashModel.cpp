@@ -22,6 +22,29 @@ const char *groupName(KVGroupIndex group) {
   return group == kFullGroup ? "full" : "sliding";
 }
 
+/// Where the slot of position p of row s lies in `group`'s pool; -1 with
+/// `error` set when the block table has no valid block there.
+int64_t slotIndex(const StepInput &input, int64_t blockSize,
+                         int64_t numBlocks, KVGroupIndex group, int64_t s,
+                         int64_t p, Status &error) {
+  std::string where = std::string("hash model: sequence row ") +
+                      std::to_string(s) + ", position " + std::to_string(p) +
+                      ", " + groupName(group) + " group: ";
+  int64_t k = p / blockSize, width = input.tableWidth[group];
+  if (k >= width) {
+    error = Status::error(where + "logical block " + std::to_string(k) +
+                          " is past the table width " + std::to_string(width));
+    return -1;
+  }
+  int32_t block = input.tables[group][s * width + k];
+  if (block < 0 || block >= numBlocks) {
+    error = Status::error(where + "logical block " + std::to_string(k) +
+                          " is block " + std::to_string(block));
+    return -1;
+  }
+  return block * blockSize + p % blockSize;
+}
+
 } // namespace
 
 HashModel::HashModel(const Manifest &manifest)
@@ -84,29 +107,6 @@ std::array<int64_t, kNumKVGroups> HashModelExecutor::bytesPerBlock() const {
     if (hashModel.hasGroup((KVGroupIndex)g))
       bytes[g] = blockSize * (int64_t)sizeof(Slot);
   return bytes;
-}
-
-/// Where the slot of position p of row s lies in `group`'s pool; -1 with
-/// `error` set when the block table has no valid block there.
-static int64_t slotIndex(const StepInput &input, int64_t blockSize,
-                         int64_t numBlocks, KVGroupIndex group, int64_t s,
-                         int64_t p, Status &error) {
-  std::string where = std::string("hash model: sequence row ") +
-                      std::to_string(s) + ", position " + std::to_string(p) +
-                      ", " + groupName(group) + " group: ";
-  int64_t k = p / blockSize, width = input.tableWidth[group];
-  if (k >= width) {
-    error = Status::error(where + "logical block " + std::to_string(k) +
-                          " is past the table width " + std::to_string(width));
-    return -1;
-  }
-  int32_t block = input.tables[group][s * width + k];
-  if (block < 0 || block >= numBlocks) {
-    error = Status::error(where + "logical block " + std::to_string(k) +
-                          " is block " + std::to_string(block));
-    return -1;
-  }
-  return block * blockSize + p % blockSize;
 }
 
 const HashModelExecutor::Slot *
