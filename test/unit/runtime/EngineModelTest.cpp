@@ -206,17 +206,16 @@ int64_t blocksAlone(const Mix &mix, const Request &r) {
   const EngineOptions &o = mix.options;
   const int64_t prompt = r.promptIds.size();
   const int64_t positions = prompt + r.maxNewTokens - 1;
-  const int64_t chunk = std::min(
-      prompt, std::min(o.maxStepTokens, o.prefillChunk > 0 ? o.prefillChunk
-                                                           : prompt));
+  const int64_t chunk =
+      std::min(prompt, std::min(o.maxStepTokens,
+                                o.prefillChunk > 0 ? o.prefillChunk : prompt));
   int64_t needed = 0;
   for (const KVGroup &group : mix.manifest.kvGroups) {
     if (group.layers.empty())
       continue;
     int64_t blocks = ceilDiv(positions, o.blockSize);
     if (group.window > 0)
-      blocks = std::min(blocks,
-                        ceilDiv(group.window + chunk, o.blockSize) + 2);
+      blocks = std::min(blocks, ceilDiv(group.window + chunk, o.blockSize) + 2);
     needed = std::max(needed, blocks);
   }
   return needed;
@@ -259,10 +258,10 @@ private:
     const int64_t layout = uniform(0, 9);
     ModelConfig &c = m.config;
     for (int64_t i = 0; i < c.numLayers; ++i)
-      c.layerKinds[i] = layout < 6   ? (i % 4 == 3 ? LayerKind::Full
-                                                   : LayerKind::Sliding)
-                        : layout < 8 ? LayerKind::Full
-                                     : LayerKind::Sliding;
+      c.layerKinds[i] =
+          layout < 6   ? (i % 4 == 3 ? LayerKind::Full : LayerKind::Sliding)
+          : layout < 8 ? LayerKind::Full
+                       : LayerKind::Sliding;
     c.slidingWindow = uniform(layout >= 8 ? 2 : 1, 8);
     c.vocabSize = chance(0.5) ? 16 : 64;
     m.kvGroups = kvGroupsFor(c);
@@ -309,7 +308,8 @@ private:
     const int64_t maxLength = hashModel ? 40 : 24;
     if (mix.requests.empty() || chance(0.3))
       return randomTokens(uniform(1, maxLength));
-    const MixRequest &earlier = mix.requests[uniform(0, mix.requests.size() - 1)];
+    const MixRequest &earlier =
+        mix.requests[uniform(0, mix.requests.size() - 1)];
     const Tokens &prompt = earlier.request.promptIds;
     Tokens out;
     switch (uniform(0, 4)) {
@@ -352,8 +352,7 @@ private:
     }
     if (chance(0.15)) {
       r.recordLogits = true;
-      r.recordLogitsFrom =
-          uniform(0, r.promptIds.size() + r.maxNewTokens - 2);
+      r.recordLogitsFrom = uniform(0, r.promptIds.size() + r.maxNewTokens - 2);
     }
     if (chance(0.1))
       r.topLogprobs = uniform(0, 3);
@@ -399,10 +398,10 @@ private:
 //===----------------------------------------------------------------------===//
 
 struct MixStats {
-  int64_t mixes = 0, requests = 0, steps = 0, preemptions = 0,
-          readmissions = 0, prefixHits = 0, cachedTokens = 0, evictions = 0,
-          cancelledWaiting = 0, cancelledInPrefill = 0, cancelledInDecode = 0,
-          eosFinishes = 0, chunkedPrompts = 0, soloRuns = 0;
+  int64_t mixes = 0, requests = 0, steps = 0, preemptions = 0, readmissions = 0,
+          prefixHits = 0, cachedTokens = 0, evictions = 0, cancelledWaiting = 0,
+          cancelledInPrefill = 0, cancelledInDecode = 0, eosFinishes = 0,
+          chunkedPrompts = 0, soloRuns = 0;
 
   void add(const MixStats &o) {
     mixes += o.mixes;
@@ -424,14 +423,13 @@ struct MixStats {
   std::string describe() const {
     std::ostringstream out;
     out << mixes << " mixes, " << requests << " requests, " << steps
-        << " steps checked, " << preemptions << " preemptions ("
-        << readmissions << " readmissions), " << prefixHits
-        << " prefix hits (" << cachedTokens << " tokens), " << evictions
-        << " cached blocks evicted, cancelled " << cancelledWaiting
-        << " waiting + " << cancelledInPrefill << " in prefill + "
-        << cancelledInDecode << " in decode, " << eosFinishes
-        << " ended by EOS, " << chunkedPrompts << " prompts in chunks, "
-        << soloRuns << " solo runs";
+        << " steps checked, " << preemptions << " preemptions (" << readmissions
+        << " readmissions), " << prefixHits << " prefix hits (" << cachedTokens
+        << " tokens), " << evictions << " cached blocks evicted, cancelled "
+        << cancelledWaiting << " waiting + " << cancelledInPrefill
+        << " in prefill + " << cancelledInDecode << " in decode, "
+        << eosFinishes << " ended by EOS, " << chunkedPrompts
+        << " prompts in chunks, " << soloRuns << " solo runs";
     return out.str();
   }
 };
@@ -657,8 +655,8 @@ void MixRun::submitArrivals(int64_t step) {
     if (r.spec->arrival != step)
       continue;
     StatusOr<Ticket> ticket = engine->submit(r.spec->request);
-    ASSERT_TRUE(ticket.ok()) << r.spec->request.id << ": "
-                             << ticket.status().message();
+    ASSERT_TRUE(ticket.ok())
+        << r.spec->request.id << ": " << ticket.status().message();
     r.ticket = *ticket;
     r.state = State::Waiting;
     byTicket[r.ticket] = i;
@@ -821,7 +819,8 @@ void MixRun::checkTablesOfStep(const StepInput &in,
     const KVGroupIndex kind = kinds[gi];
     const int64_t width = in.tableWidth[kind];
     for (size_t s = 0; s < rows.size(); ++s) {
-      const std::vector<kv::BlockId> &table = cache().blockTable(rows[s]->seq, gi);
+      const std::vector<kv::BlockId> &table =
+          cache().blockTable(rows[s]->seq, gi);
       for (int64_t k = 0; k < width; ++k)
         EXPECT_EQ(in.tables[kind][s * width + k],
                   k < (int64_t)table.size() ? table[k] : kv::kNullBlock)
@@ -982,9 +981,9 @@ void MixRun::checkHeldBlock(KVGroupIndex kind, int32_t block, const Tracked &r,
         slot.chain == r.keys[j])
       continue;
     ADD_FAILURE() << r.spec->request.id << " group " << kind << " block "
-                  << block << " (logical " << k << ") holds "
-                  << slotText(slot) << " at position " << j << ", not token "
-                  << r.tokens[j] << " key " << r.keys[j];
+                  << block << " (logical " << k << ") holds " << slotText(slot)
+                  << " at position " << j << ", not token " << r.tokens[j]
+                  << " key " << r.keys[j];
     return;
   }
 }
@@ -1086,8 +1085,9 @@ void MixRun::checkOutput(const Tracked &r) {
     std::vector<float> row(vocab);
     for (int64_t p = got.firstLogitsRow; q.recordLogits && p < rows; ++p) {
       model.logitsAt(r.keys, p, row.data());
-      ASSERT_TRUE(std::equal(row.begin(), row.end(),
-                             got.logits.begin() + (p - got.firstLogitsRow) * vocab))
+      ASSERT_TRUE(
+          std::equal(row.begin(), row.end(),
+                     got.logits.begin() + (p - got.firstLogitsRow) * vocab))
           << "logits of position " << p;
     }
   }
@@ -1149,8 +1149,9 @@ RequestResult MixRun::solo(const Request &r) {
 /// tiny-cohere2's manifest without its artifact: the hash model's base.
 const Manifest &tinyManifest() {
   static const Manifest manifest = [] {
-    StatusOr<ModelConfig> config = ModelConfig::fromFile(
-        std::string(COHERE2C_TEST_DATA_DIR) + "/models/tiny-cohere2/config.json");
+    StatusOr<ModelConfig> config =
+        ModelConfig::fromFile(std::string(COHERE2C_TEST_DATA_DIR) +
+                              "/models/tiny-cohere2/config.json");
     EXPECT_TRUE(config.ok()) << config.status().message();
     Manifest m;
     m.config = *config;
@@ -1214,14 +1215,13 @@ TEST_P(EngineHashModelTest, MixesAgreeWithTheReferenceModel) {
 }
 
 // 4000 mixes in shards of 1000, which ctest may run side by side.
-INSTANTIATE_TEST_SUITE_P(
-    Seeds, EngineHashModelTest,
-    testing::Values(Seeds{1, 1000}, Seeds{1001, 2000}, Seeds{2001, 3000},
-                    Seeds{3001, 4000}),
-    [](const testing::TestParamInfo<Seeds> &info) {
-      return "seeds_" + std::to_string(info.param.first) + "_to_" +
-             std::to_string(info.param.last);
-    });
+INSTANTIATE_TEST_SUITE_P(Seeds, EngineHashModelTest,
+                         testing::Values(Seeds{1, 1000}, Seeds{1001, 2000},
+                                         Seeds{2001, 3000}, Seeds{3001, 4000}),
+                         [](const testing::TestParamInfo<Seeds> &info) {
+                           return "seeds_" + std::to_string(info.param.first) +
+                                  "_to_" + std::to_string(info.param.last);
+                         });
 
 TEST(EngineTinyModelTest, MixesEqualTheirSoloRuns) {
   std::unique_ptr<ReferenceModel> tiny = ReferenceModel::load("tiny-cohere2");
@@ -1238,10 +1238,10 @@ TEST(EngineTinyModelTest, MixesEqualTheirSoloRuns) {
     EXPECT_GT(stats.prefixHits, 0);
 }
 
-// Found by the mixes: a request admitted with a cache hit and preempted in
-// the same step to make room for an earlier request, before it computed
-// anything, reported the hit of that admission as its cached tokens, though
-// the blocks were evicted before it was admitted again and recomputed.
+// cachedTokens is what the prefix cache served at the admission a request
+// computes from. An admission undone within its step to make room for an
+// earlier request, before the request computed anything, does not count:
+// its blocks may be evicted before the request is admitted again.
 //
 // Full layers alone, B = 2, 5 blocks, chunks of 4. P (prompt p, 8 tokens)
 // leaves its 4 blocks cached. R1 (8 other tokens) and R2 (prompt p) arrive
@@ -1280,8 +1280,8 @@ TEST(EngineModelRegressionTest, CachedTokensCountTheAdmissionThatComputes) {
   const Tokens p = {1, 2, 3, 4, 5, 6, 7, 8};
   ASSERT_TRUE((*e)->run({request("P", p)}).ok());
   size_t firstStep = steps.size();
-  auto served =
-      (*e)->run({request("R1", {9, 10, 11, 12, 13, 14, 15, 16}), request("R2", p)});
+  auto served = (*e)->run(
+      {request("R1", {9, 10, 11, 12, 13, 14, 15, 16}), request("R2", p)});
   ASSERT_TRUE(served.ok()) << served.status().message();
   // R2's first computed position: the first token of p's in the steps
   // (R1's tokens differ from p's at every position).

@@ -24,9 +24,8 @@ const char *groupName(KVGroupIndex group) {
 
 /// Where the slot of position p of row s lies in `group`'s pool; -1 with
 /// `error` set when the block table has no valid block there.
-int64_t slotIndex(const StepInput &input, int64_t blockSize,
-                         int64_t numBlocks, KVGroupIndex group, int64_t s,
-                         int64_t p, Status &error) {
+int64_t slotIndex(const StepInput &input, int64_t blockSize, int64_t numBlocks,
+                  KVGroupIndex group, int64_t s, int64_t p, Status &error) {
   std::string where = std::string("hash model: sequence row ") +
                       std::to_string(s) + ", position " + std::to_string(p) +
                       ", " + groupName(group) + " group: ";
@@ -91,14 +90,14 @@ void HashModel::logitsAt(const std::vector<uint64_t> &keys, int64_t p,
   logits(hash, row);
 }
 
-HashModelExecutor::HashModelExecutor(const Manifest &manifest,
-                                     int64_t blockSize,
-                                     std::array<int64_t, kNumKVGroups> numBlocks)
+HashModelExecutor::HashModelExecutor(
+    const Manifest &manifest, int64_t blockSize,
+    std::array<int64_t, kNumKVGroups> numBlocks)
     : hashModel(manifest), blockSize(blockSize),
       limits(StepLimits::of(manifest, blockSize, numBlocks)) {
   for (int g = 0; g < kNumKVGroups; ++g)
-    pools[g].resize(hashModel.hasGroup((KVGroupIndex)g) ? numBlocks[g] * blockSize
-                                                        : 0);
+    pools[g].resize(
+        hashModel.hasGroup((KVGroupIndex)g) ? numBlocks[g] * blockSize : 0);
 }
 
 std::array<int64_t, kNumKVGroups> HashModelExecutor::bytesPerBlock() const {
@@ -109,11 +108,12 @@ std::array<int64_t, kNumKVGroups> HashModelExecutor::bytesPerBlock() const {
   return bytes;
 }
 
-const HashModelExecutor::Slot *
-HashModelExecutor::read(const StepInput &input, KVGroupIndex group, int64_t s,
-                        int64_t p, Status &error) const {
-  int64_t index = slotIndex(input, blockSize, limits.numBlocks[group], group, s,
-                            p, error);
+const HashModelExecutor::Slot *HashModelExecutor::read(const StepInput &input,
+                                                       KVGroupIndex group,
+                                                       int64_t s, int64_t p,
+                                                       Status &error) const {
+  int64_t index =
+      slotIndex(input, blockSize, limits.numBlocks[group], group, s, p, error);
   if (index < 0)
     return nullptr;
   const Slot &slot = pools[group][index];
@@ -162,12 +162,13 @@ Status HashModelExecutor::readGroup(const StepInput &input, int64_t t,
                                     KVGroupIndex group, uint64_t &hash) const {
   const int64_t s = input.seqRows[t], p = input.positions[t];
   const int64_t first = hashModel.firstKey(group, p);
-  const bool crossCheck = group == kSlidingGroup && hashModel.hasGroup(kFullGroup);
+  const bool crossCheck =
+      group == kSlidingGroup && hashModel.hasGroup(kFullGroup);
   auto bad = [&](int64_t j, const std::string &what) {
     return Status::error("hash model: sequence row " + std::to_string(s) +
                          ", query at " + std::to_string(p) + ", " +
-                         groupName(group) + " group, key " +
-                         std::to_string(j) + ": " + what);
+                         groupName(group) + " group, key " + std::to_string(j) +
+                         ": " + what);
   };
   const Slot *previous = nullptr;
   for (int64_t j = first; j <= p; ++j) {
@@ -175,8 +176,8 @@ Status HashModelExecutor::readGroup(const StepInput &input, int64_t t,
     const Slot *slot = read(input, group, s, j, error);
     if (!slot)
       return error;
-    if (j == 0 && slot->chain != HashModel::chain(HashModel::kEmptyChain,
-                                                  slot->token, 0))
+    if (j == 0 &&
+        slot->chain != HashModel::chain(HashModel::kEmptyChain, slot->token, 0))
       return bad(j, "does not start a sequence");
     if (previous &&
         slot->chain != HashModel::chain(previous->chain, slot->token, j))
@@ -235,7 +236,8 @@ Status HashModelExecutor::run(const StepInput &input, StepOutput &output) {
   const int64_t vocab = hashModel.vocab();
   output.logits.resize(input.logitRows.size() * vocab);
   for (size_t r = 0; r < input.logitRows.size(); ++r)
-    hashModel.logits(hashes[input.logitRows[r]], output.logits.data() + r * vocab);
+    hashModel.logits(hashes[input.logitRows[r]],
+                     output.logits.data() + r * vocab);
   greedyTokensOnHost(input, vocab, output);
   return Status::success();
 }

@@ -64,8 +64,7 @@ public:
   /// The logits of position p of a sequence whose chain values are `keys`
   /// (at least p + 1 of them): what the executor computes when it reads
   /// the right KV.
-  void logitsAt(const std::vector<uint64_t> &keys, int64_t p,
-                float *row) const;
+  void logitsAt(const std::vector<uint64_t> &keys, int64_t p, float *row) const;
 
 private:
   std::array<bool, kNumKVGroups> used = {false, false};
