@@ -28,6 +28,10 @@ struct Engine::Active {
   std::vector<int32_t> tokens;
   kv::SeqId seq = -1; // -1 while not admitted
   bool admittedBefore = false;
+  /// Whether a step has computed tokens of it: until then, an admission
+  /// undone to make room for others is not its first (what cachedTokens
+  /// and firstLogitsRow report).
+  bool computedAny = false;
   /// Tokens already computed when last admitted (its cached prefix): an
   /// eviction before it computed more preempts nothing.
   int64_t computedAtAdmission = 0;
@@ -219,6 +223,13 @@ Status Engine::cancel(Ticket ticket) {
   return Status::success();
 }
 
+std::vector<std::pair<Ticket, kv::SeqId>> Engine::runningSequences() const {
+  std::vector<std::pair<Ticket, kv::SeqId>> out;
+  for (const Active *a : running_)
+    out.emplace_back(a->result.ticket, a->seq);
+  return out;
+}
+
 Status Engine::admit() {
   // In order while the batch has room and the first chunk fits.
   while (!waiting_.empty() && (int64_t)running_.size() < options_.maxBatch) {
@@ -363,6 +374,8 @@ Status Engine::runStep() {
                            "even alone; raise --kv-blocks");
     if (kvCache_->numComputedTokens(victim->seq) > victim->computedAtAdmission)
       ++stats_.preemptions;
+    else if (!victim->computedAny)
+      victim->admittedBefore = false;
     Status freed = kvCache_->freeSequence(victim->seq);
     if (!freed.ok())
       return freed;
@@ -435,6 +448,7 @@ Status Engine::runStep() {
     Status marked = kvCache_->markComputed(a->seq, chunks[s]);
     if (!marked.ok())
       return marked;
+    a->computedAny |= chunks[s] > 0;
     int64_t end = begin + chunks[s];
     (hasPrompt ? stats_.prefillTokens : stats_.decodeTokens) += chunks[s];
     if (a->request.recordLogits) {

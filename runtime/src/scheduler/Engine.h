@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cohere2c {
@@ -60,7 +61,9 @@ struct RequestResult {
   std::string id;
   Ticket ticket = 0;
   std::vector<int32_t> generatedIds;
-  /// Prompt tokens whose KV came from the prefix cache at first admission.
+  /// Prompt tokens whose KV came from the prefix cache at its first
+  /// admission (not counting admissions undone to make room for others
+  /// before a step computed any of its tokens).
   int64_t cachedTokens = 0;
   /// From the request's submission (for run(): the start of run()).
   double ttftMs = 0, totalMs = 0;
@@ -167,6 +170,10 @@ public:
   bool hasWork() const { return !waiting_.empty() || !running_.empty(); }
   int64_t numWaiting() const { return waiting_.size(); }
   int64_t numRunning() const { return running_.size(); }
+  /// The ticket and KV-cache sequence (kvCache()'s id) of each running
+  /// request, in batch order: during Executor::run, the order of the step's
+  /// sequence rows. For checks of the KV cache against the requests it serves.
+  std::vector<std::pair<Ticket, kv::SeqId>> runningSequences() const;
   /// One step of continuous batching: admits waiting requests in order
   /// while the batch has room and their first chunk fits, computes a chunk
   /// of every running request, samples, and reports the new tokens and the
