@@ -126,7 +126,7 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
                                              bool generatedOnly) {
   std::optional<int64_t> window = op.getSlidingWindow();
   int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(), hd = op.getHeadDim();
-  int64_t group = heads / kvHeads, perLane = hd / kWarp;
+  int64_t group = heads / kvHeads, perLane = hd / kKeyLanes;
   std::string name = sanitize(
       "attention_" + (window ? "sliding" + std::to_string(*window) : std::string("full")) +
       "_h" + std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
@@ -166,37 +166,44 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
   Value kvh = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value warp = divu(threadId, kWarp);
   Value lane = remu(threadId, kWarp);
+  // A warp computes kWarp / kKeyLanes keys at once, kKeyLanes lanes each:
+  // lane = keySub * kKeyLanes + keyLane holds features keyLane * perLane...
+  Value keySub = divu(lane, kKeyLanes), keyLane = remu(lane, kKeyLanes);
   Value p = toIndex(load(positions, t));
   keys.seq = toIndex(load(seqs, t));
   std::tie(keys.lo, keys.hi) = attentionWarpKeys(window, p, splits, split, warp);
 
   // q of the group's heads, scaled by 1/sqrt(hd): [group][perLane].
   Value firstHead = mul(kvh, index(group));
-  Value qBase = add(mul(t, index(qStride)), add(mul(firstHead, index(hd)), mul(lane, index(perLane))));
+  Value qBase =
+      add(mul(t, index(qStride)), add(mul(firstHead, index(hd)), mul(keyLane, index(perLane))));
   Value scale = f32(1.0 / std::sqrt((double)hd));
   SmallVector<Value> qv;
   for (int64_t g = 0; g < group; ++g)
     for (int64_t i = 0; i < perLane; ++i)
       qv.push_back(mulf(load(q, add(qBase, index(g * hd + i))), scale));
-  keys.headOffset = add(mul(kvh, index(hd)), mul(lane, index(perLane)));
+  keys.headOffset = add(mul(kvh, index(hd)), mul(keyLane, index(perLane)));
   // Per head: m, l, acc[perLane].
   SmallVector<Value> init;
   for (int64_t g = 0; g < group; ++g) {
     init.append({f32(-std::numeric_limits<float>::infinity()), f32(0)});
     init.append(perLane, f32(0));
   }
-  // kKeysInFlight keys per iteration: their table entries, K and V rows are
-  // loaded independently, so a warp waits one memory latency per group of
-  // keys, not per key. Keys past hi are read at hi - 1 and weigh nothing.
-  auto loop = scf::ForOp::create(b, keys.lo, keys.hi, index(kKeysInFlight), init);
+  // kKeysInFlight keys per lane group and iteration: their table entries, K
+  // and V rows are loaded independently, so a warp waits one memory latency
+  // per group of keys, not per key. Keys past hi are read at hi - 1 and
+  // weigh nothing.
+  auto loop = scf::ForOp::create(b, keys.lo, keys.hi, index(kKeysInFlight * kKeySubgroups), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(loop.getBody());
-    scf::YieldOp::create(b, attentionKeyGroup(keys, qv, group, loop.getInductionVar(),
+    scf::YieldOp::create(b, attentionKeyGroup(keys, qv, group, loop.getInductionVar(), keySub,
                                               loop.getRegionIterArgs()));
   }
-  // Publish this warp's results, then merge the block's warps.
-  attentionPublishWarp(scratchLayout, loop.getResults(), warp, lane);
+  // Merge the warp's lane groups, publish the warp's results, then merge
+  // the block's warps.
+  SmallVector<Value> merged = attentionMergeKeySubgroups(loop.getResults(), group);
+  attentionPublishWarp(scratchLayout, merged, warp, keyLane, keySub);
   attentionMergeWarps(scratchLayout, [&](Value g, Value d, Value m, Value l, Value acc) {
     Value h = add(firstHead, g);
     Value oneSplit = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, splits, index(1));
@@ -240,15 +247,24 @@ std::pair<Value, Value> KernelGenerator::attentionWarpKeys(std::optional<int64_t
   return {lo, hi};
 }
 
+// exp(x - m) for an online softmax whose maximum m may still be -inf (no
+// valid key seen): measured from 0 then, so that x = -inf weighs 0, not NaN.
+Value KernelGenerator::expFromMax(Value x, Value m) {
+  Value minusInf = f32(-std::numeric_limits<float>::infinity());
+  Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, minusInf);
+  return math::ExpOp::create(b, subf(x, arith::SelectOp::create(b, none, f32(0), m)));
+}
+
 SmallVector<Value> KernelGenerator::attentionKeyGroup(const PagedKeys &keys, ArrayRef<Value> qv,
-                                                      int64_t group, Value j0, ValueRange state) {
+                                                      int64_t group, Value j0, Value keySub,
+                                                      ValueRange state) {
   int64_t perLane = qv.size() / group, stride = 2 + perLane;
   Value last = arith::SubIOp::create(b, keys.hi, index(1));
-  // dots[u * group + g]: key u against head g's q (this lane's features).
+  // dots[u * group + g]: this lane group's key u against head g's q.
   SmallVector<Value> dots, valid;
   SmallVector<SmallVector<Value>> values;
   for (int64_t u = 0; u < kKeysInFlight; ++u) {
-    Value ju = add(j0, index(u));
+    Value ju = add(add(j0, index(u * kKeySubgroups)), keySub);
     valid.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, ju, keys.hi));
     Value j = arith::MinUIOp::create(b, ju, last);
     Value block = tableBlock(keys.tables, keys.seq, keys.tableWidth, j, keys.blockSize);
@@ -272,7 +288,8 @@ SmallVector<Value> KernelGenerator::attentionKeyGroup(const PagedKeys &keys, Arr
     for (int64_t i = 0; i < perLane; ++i)
       values.back().push_back(load(keys.pool, add(vBase, index(i))));
   }
-  for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
+  // Offsets below kKeyLanes stay within the lane group.
+  for (int32_t offset = kKeyLanes / 2; offset > 0; offset /= 2)
     for (Value &dot : dots)
       dot = addf(dot, xorShuffle(dot, offset));
   Value minusInf = f32(-std::numeric_limits<float>::infinity());
@@ -285,14 +302,14 @@ SmallVector<Value> KernelGenerator::attentionKeyGroup(const PagedKeys &keys, Arr
       dot = arith::SelectOp::create(b, valid[u], dot, minusInf);
       mNew = arith::MaximumFOp::create(b, mNew, dot);
     }
-    // mNew is finite: key j0 < hi is valid.
-    Value correction = math::ExpOp::create(b, subf(s[0], mNew));
+    // A lane group may have no valid key yet (its first is past hi).
+    Value correction = expFromMax(s[0], mNew);
     size_t at = next.size();
     next.append({mNew, mulf(s[1], correction)});
     for (int64_t i = 0; i < perLane; ++i)
       next.push_back(mulf(s[2 + i], correction));
     for (int64_t u = 0; u < kKeysInFlight; ++u) {
-      Value weight = math::ExpOp::create(b, subf(dots[u * group + g], mNew));
+      Value weight = expFromMax(dots[u * group + g], mNew);
       next[at + 1] = addf(next[at + 1], weight);
       for (int64_t i = 0; i < perLane; ++i)
         next[at + 2 + i] = addf(next[at + 2 + i], mulf(weight, values[u][i]));
@@ -301,10 +318,32 @@ SmallVector<Value> KernelGenerator::attentionKeyGroup(const PagedKeys &keys, Arr
   return next;
 }
 
+// Butterfly over the lane groups: after it every group holds the warp's
+// (m, l, acc) per head, combined as the online softmax combines two ranges.
+SmallVector<Value> KernelGenerator::attentionMergeKeySubgroups(ValueRange state, int64_t group) {
+  SmallVector<Value> merged(state.begin(), state.end());
+  int64_t stride = merged.size() / group;
+  for (int32_t offset = kKeyLanes; offset < kWarp; offset *= 2)
+    for (int64_t g = 0; g < group; ++g) {
+      MutableArrayRef<Value> s(merged.data() + g * stride, stride);
+      SmallVector<Value> other;
+      for (Value v : s)
+        other.push_back(xorShuffle(v, offset));
+      Value m = arith::MaximumFOp::create(b, s[0], other[0]);
+      Value mine = expFromMax(s[0], m), theirs = expFromMax(other[0], m);
+      s[0] = m;
+      for (int64_t i = 1; i < stride; ++i)
+        s[i] = addf(mulf(s[i], mine), mulf(other[i], theirs));
+    }
+  return merged;
+}
+
 void KernelGenerator::attentionPublishWarp(const AttentionScratch &layout, ValueRange state,
-                                           Value warp, Value lane) {
-  int64_t perLane = layout.hd / kWarp, stride = 2 + perLane;
-  Value laneZero = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, index(0));
+                                           Value warp, Value keyLane, Value keySub) {
+  int64_t perLane = layout.hd / kKeyLanes, stride = 2 + perLane;
+  Value firstGroup = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, keySub, index(0));
+  Value laneZero = andi(firstGroup,
+                        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, keyLane, index(0)));
   for (int64_t g = 0; g < layout.group; ++g) {
     ValueRange s = state.slice(g * stride, stride);
     Value slot = add(mul(warp, index(layout.group)), index(g));
@@ -312,9 +351,11 @@ void KernelGenerator::attentionPublishWarp(const AttentionScratch &layout, Value
       memref::StoreOp::create(b, s[0], scratch, ValueRange{slot});
       memref::StoreOp::create(b, s[1], scratch, ValueRange{layout.sumAt(*this, slot)});
     });
-    Value accBase = add(layout.accAt(*this, slot), mul(lane, index(perLane)));
-    for (int64_t i = 0; i < perLane; ++i)
-      memref::StoreOp::create(b, s[2 + i], scratch, ValueRange{add(accBase, index(i))});
+    Value accBase = add(layout.accAt(*this, slot), mul(keyLane, index(perLane)));
+    ifThen(firstGroup, [&] {
+      for (int64_t i = 0; i < perLane; ++i)
+        memref::StoreOp::create(b, s[2 + i], scratch, ValueRange{add(accBase, index(i))});
+    });
   }
   gpu::BarrierOp::create(b);
 }

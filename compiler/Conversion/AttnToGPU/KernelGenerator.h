@@ -53,8 +53,13 @@ inline constexpr int64_t kFlat = int64_t(1) << 40;
 inline constexpr int64_t kChunkThreads = 256;  // elementwise kernels: threads per chunk
 inline constexpr int64_t kReduceScratch = 32;  // block reductions: a float per warp
 inline constexpr int64_t kAttentionWarps = 4; // decode attention: warps per (token, KV head)
-inline constexpr int64_t kKeysInFlight = 4;    // attention: keys a warp loads at once
+inline constexpr int64_t kKeysInFlight = 4;    // decode attention: keys a lane group loads at once
 inline constexpr int64_t kWarp = 32;
+// Decode attention: lanes that share a key's dot product (head_dim / kKeyLanes features each),
+// so that a warp computes kKeySubgroups keys at once and reduces each over 4 shuffles, not 5
+// for one key.
+inline constexpr int64_t kKeyLanes = 16;
+inline constexpr int64_t kKeySubgroups = kWarp / kKeyLanes;
 inline constexpr int64_t kGemvWarps = 8; // one-token linear layers: warps per block
 inline constexpr int64_t kGreedyThreads = 1024; // greedy tokens: threads per logits row
 inline constexpr int64_t kGreedyLoads = 8;      // greedy tokens: loads a thread has in flight
@@ -392,14 +397,20 @@ private:
       return k.add(k.index(2 * slots()), k.mul(slot, k.index(hd)));
     }
   };
-  /// The online softmax over kKeysInFlight keys from j0 for the `group`
-  /// query heads whose q is in qv ([group][head_dim / 32], this lane's
-  /// features): (m, l, acc[head_dim / 32]) per head in and out.
+  /// The online softmax of lane group keySub over its kKeysInFlight keys
+  /// j0 + u * kKeySubgroups + keySub for the `group` query heads whose q is
+  /// in qv ([group][head_dim / kKeyLanes], this lane's features):
+  /// (m, l, acc[head_dim / kKeyLanes]) per head in and out.
   SmallVector<Value> attentionKeyGroup(const PagedKeys &keys, ArrayRef<Value> qv,
-                                       int64_t group, Value j0, ValueRange state);
-  /// Stores this warp's (m, l, acc) per head in shared memory.
+                                       int64_t group, Value j0, Value keySub, ValueRange state);
+  /// Combines the warp's lane groups' (m, l, acc) per head; every lane
+  /// group then holds the warp's.
+  SmallVector<Value> attentionMergeKeySubgroups(ValueRange state, int64_t group);
+  /// exp(x - m), measured from 0 while m is -inf.
+  Value expFromMax(Value x, Value m);
+  /// Stores this warp's (m, l, acc) per head in shared memory (lane group 0's).
   void attentionPublishWarp(const AttentionScratch &layout, ValueRange state, Value warp,
-                            Value lane);
+                            Value keyLane, Value keySub);
   /// Combines the warps' results per (head g of the group, feature d) and
   /// calls emit(g, d, m, l, acc) with the block's max, sum and accumulator.
   void attentionMergeWarps(const AttentionScratch &layout,
