@@ -15,6 +15,7 @@
 #define COHERE2C_CONVERSION_ATTNTOGPU_KERNELGENERATOR_H
 
 #include "Conversion/RowwiseFP8.h"
+#include "Conversion/ScalarBuilders.h"
 #include "cohere2c/Dialect/Attn/IR/Attn.h"
 #include "cohere2c/Dialect/Plan/IR/Plan.h"
 
@@ -122,27 +123,23 @@ inline int64_t chunksOf(int64_t width) { return (width + kChunkThreads - 1) / kC
 
 /// Generates kernels into one gpu.module and records the step's launches
 /// into a plan.step.
-class KernelGenerator {
+/// KernelGenerator's builder: a base, so that it exists before
+/// ScalarBuilders, the next base, refers to it.
+struct KernelBuilder {
+  ImplicitLocOpBuilder builder;
+};
+
+class KernelGenerator : KernelBuilder, ScalarBuilders {
 public:
   KernelGenerator(ModuleOp module, gpu::GPUModuleOp kernels, plan::StepOp planStep)
-      : module(module), kernels(kernels), planStep(planStep),
-        b(module.getLoc(), module.getContext()) {}
+      : KernelBuilder{ImplicitLocOpBuilder(module.getLoc(), module.getContext())},
+        ScalarBuilders(builder), module(module), kernels(kernels), planStep(planStep) {}
 
   LogicalResult run(func::FuncOp step);
 
 private:
-  // --- arithmetic helpers (f32 compute, E storage) --------------------------
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value f32(double v) { return arith::ConstantOp::create(b, b.getF32FloatAttr(v)); }
+  // --- arithmetic helpers (f32 compute, E storage; and ScalarBuilders') ------
   Value f64(double v) { return arith::ConstantOp::create(b, b.getF64FloatAttr(v)); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
-  Value addf(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
-  Value mulf(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
-  Value subf(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
-  Value toIndex(Value v) {
-    return arith::IndexCastOp::create(b, b.getIndexType(), v);
-  }
   /// x / d and x % d (unsigned) by a constant d.
   Value divu(Value x, int64_t d) { return arith::DivUIOp::create(b, x, index(d)); }
   Value remu(Value x, int64_t d) { return arith::RemUIOp::create(b, x, index(d)); }
@@ -554,7 +551,6 @@ private:
   ModuleOp module;
   gpu::GPUModuleOp kernels;
   plan::StepOp planStep;
-  ImplicitLocOpBuilder b;
   std::map<std::string, bool> generated;
   // The kernel being generated.
   gpu::GPUFuncOp kernel;

@@ -14,6 +14,7 @@
 #include "Conversion/QuantizedLinears.h"
 #include "Conversion/RotaryAngle.h"
 #include "Conversion/RowwiseFP8.h"
+#include "Conversion/ScalarBuilders.h"
 #include "Frontend/ModelToAttn.h"
 #include "cohere2c/Dialect/Attn/IR/Attn.h"
 
@@ -60,27 +61,15 @@ struct CacheSlot {
   int64_t slot = 0, layersInGroup = 0;
 };
 
-class StepLowering {
+class StepLowering : ScalarBuilders {
 public:
   StepLowering(ImplicitLocOpBuilder &b, func::FuncOp step, ModuleOp module)
-      : b(b), step(step), module(module) {}
+      : ScalarBuilders(b), step(step), module(module) {}
 
   LogicalResult run(func::FuncOp source);
 
 private:
-  // --- small builders -----------------------------------------------------
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value f32(double v) {
-    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
-  }
-  Value toIndex(Value i32) {
-    return arith::IndexCastOp::create(b, b.getIndexType(), i32);
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
-  Value addf(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
-  Value mulf(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
-  Value subf(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
+  // --- small builders (and ScalarBuilders') -------------------------------
   Value load(Value memref, ValueRange indices) {
     return memref::LoadOp::create(b, memref, indices);
   }
@@ -220,7 +209,6 @@ private:
 
   CacheSlot cacheSlotOf(attn::AttentionOp op);
 
-  ImplicitLocOpBuilder &b;
   func::FuncOp step;
   ModuleOp module;
   Value tokens; // T, the number of tokens of this step (index)
