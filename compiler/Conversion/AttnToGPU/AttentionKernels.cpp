@@ -247,12 +247,12 @@ std::pair<Value, Value> KernelGenerator::attentionWarpKeys(std::optional<int64_t
   return {lo, hi};
 }
 
-// exp(x - m) for an online softmax whose maximum m may still be -inf (no
-// valid key seen): measured from 0 then, so that x = -inf weighs 0, not NaN.
-Value KernelGenerator::expFromMax(Value x, Value m) {
+// An online softmax whose maximum m is still -inf (no valid key seen)
+// measures from 0, so that exp(-inf - from) weighs 0, not NaN.
+Value KernelGenerator::softmaxFrom(Value m) {
   Value minusInf = f32(-std::numeric_limits<float>::infinity());
   Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, minusInf);
-  return math::ExpOp::create(b, subf(x, arith::SelectOp::create(b, none, f32(0), m)));
+  return arith::SelectOp::create(b, none, f32(0), m);
 }
 
 SmallVector<Value> KernelGenerator::attentionKeyGroup(const PagedKeys &keys, ArrayRef<Value> qv,
@@ -303,13 +303,14 @@ SmallVector<Value> KernelGenerator::attentionKeyGroup(const PagedKeys &keys, Arr
       mNew = arith::MaximumFOp::create(b, mNew, dot);
     }
     // A lane group may have no valid key yet (its first is past hi).
-    Value correction = expFromMax(s[0], mNew);
+    Value from = softmaxFrom(mNew);
+    Value correction = math::ExpOp::create(b, subf(s[0], from));
     size_t at = next.size();
     next.append({mNew, mulf(s[1], correction)});
     for (int64_t i = 0; i < perLane; ++i)
       next.push_back(mulf(s[2 + i], correction));
     for (int64_t u = 0; u < kKeysInFlight; ++u) {
-      Value weight = expFromMax(dots[u * group + g], mNew);
+      Value weight = math::ExpOp::create(b, subf(dots[u * group + g], from));
       next[at + 1] = addf(next[at + 1], weight);
       for (int64_t i = 0; i < perLane; ++i)
         next[at + 2 + i] = addf(next[at + 2 + i], mulf(weight, values[u][i]));
@@ -330,7 +331,9 @@ SmallVector<Value> KernelGenerator::attentionMergeKeySubgroups(ValueRange state,
       for (Value v : s)
         other.push_back(xorShuffle(v, offset));
       Value m = arith::MaximumFOp::create(b, s[0], other[0]);
-      Value mine = expFromMax(s[0], m), theirs = expFromMax(other[0], m);
+      Value from = softmaxFrom(m);
+      Value mine = math::ExpOp::create(b, subf(s[0], from)),
+            theirs = math::ExpOp::create(b, subf(other[0], from));
       s[0] = m;
       for (int64_t i = 1; i < stride; ++i)
         s[i] = addf(mulf(s[i], mine), mulf(other[i], theirs));
@@ -374,8 +377,7 @@ void KernelGenerator::attentionMergeWarps(const AttentionScratch &layout,
     Value m = minusInf;
     for (int64_t w = 0; w < kAttentionWarps; ++w)
       m = arith::MaximumFOp::create(b, m, read(slotOf(w)));
-    Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, minusInf);
-    Value from = arith::SelectOp::create(b, empty, f32(0), m);
+    Value from = softmaxFrom(m);
     Value l = f32(0), acc = f32(0);
     for (int64_t w = 0; w < kAttentionWarps; ++w) {
       Value c = math::ExpOp::create(b, subf(read(slotOf(w)), from));
@@ -758,7 +760,6 @@ SmallVector<Value>
 KernelGenerator::prefillSoftmaxUpdate(ValueRange state,
                                       MutableArrayRef<SmallVector<Value>> sTile) {
   // Online softmax per row (a row's columns are spread over 4 lanes).
-  Value minusInf = f32(-std::numeric_limits<float>::infinity());
   SmallVector<Value> next(state.begin(), state.end());
   Value from[2], alpha[2];
   for (int r = 0; r < 2; ++r) {
@@ -768,8 +769,7 @@ KernelGenerator::prefillSoftmaxUpdate(ValueRange state,
     m = maxf(m, xorShuffle(m, 1));
     m = maxf(m, xorShuffle(m, 2));
     // A row that has seen no key yet keeps m = -inf and weighs from 0.
-    Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, minusInf);
-    from[r] = arith::SelectOp::create(b, none, f32(0), m);
+    from[r] = softmaxFrom(m);
     alpha[r] = math::ExpOp::create(b, subf(state[r], from[r]));
     next[r] = m;
     next[2 + r] = mulf(state[2 + r], alpha[r]);

@@ -403,8 +403,10 @@ private:
   /// Combines the warp's lane groups' (m, l, acc) per head; every lane
   /// group then holds the warp's.
   SmallVector<Value> attentionMergeKeySubgroups(ValueRange state, int64_t group);
-  /// exp(x - m), measured from 0 while m is -inf.
-  Value expFromMax(Value x, Value m);
+  /// What an online softmax with running maximum m (f32) takes exponents
+  /// from: m, or 0 while m is -inf (no key yet), so that exp(x - from) is 0
+  /// for x = -inf rather than NaN.
+  Value softmaxFrom(Value m);
   /// Stores this warp's (m, l, acc) per head in shared memory (lane group 0's).
   void attentionPublishWarp(const AttentionScratch &layout, ValueRange state, Value warp,
                             Value keyLane, Value keySub);
