@@ -10,6 +10,7 @@
 #define COHERE2C_CONVERSION_SCALARBUILDERS_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::cohere2c {
@@ -36,6 +37,9 @@ protected:
   Value addf(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
   Value mulf(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
   Value subf(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
+  /// x * y + z rounded once (one fma.rn.f32 on the GPU, where a mul.rn and
+  /// an add.rn would be two instructions that ptxas may not contract).
+  Value fma(Value x, Value y, Value z) { return math::FmaOp::create(b, x, y, z); }
 
   ImplicitLocOpBuilder &b;
 };

@@ -137,10 +137,13 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
   spec.window = window.value_or(0);
   spec.strides = {qStride, 0, 0};
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  // q, positions, seqs, tables, pool, out, slot, block_size, table_width,
-  // splits, partial (f32)[, generated_rows]: prefillAttentionKernel's order
-  SmallVector<Type> args = {flat(e), flat(i32), flat(i32), flat(i32), flat(e), flat(e),
-                            i64,     i64,       i64,       i64,       flat(b.getF32Type())};
+  int64_t chunk = std::min<int64_t>(perLane, 16 / (e.getIntOrFloatBitWidth() / 8));
+  // q and pool as vectors of chunk elements; q, positions, seqs, tables, pool, out,
+  // slot, block_size, table_width, splits, partial (f32)[, generated_rows]:
+  // prefillAttentionKernel's order
+  Type chunks = flat(VectorType::get({chunk}, e));
+  SmallVector<Type> args = {chunks, flat(i32), flat(i32), flat(i32), chunks, flat(e),
+                            i64,    i64,       i64,       i64,       flat(b.getF32Type())};
   if (generatedOnly)
     args.push_back(flat(i32));
   AttentionScratch scratchLayout{group, hd};
@@ -149,6 +152,7 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
   PagedKeys keys;
   keys.groupLayers = groupLayers;
   keys.kvWidth = kvHeads * hd;
+  keys.chunk = chunk;
   Value q = kernel.getArgument(0), positions = kernel.getArgument(1),
         seqs = kernel.getArgument(2), out = kernel.getArgument(5),
         partial = kernel.getArgument(10);
@@ -173,15 +177,18 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
   keys.seq = toIndex(load(seqs, t));
   std::tie(keys.lo, keys.hi) = attentionWarpKeys(window, p, splits, split, warp);
 
-  // q of the group's heads, scaled by 1/sqrt(hd): [group][perLane].
+  // q of the group's heads, scaled by log2(e) / sqrt(hd): [group][perLane].
+  // The kernel's softmax runs in base 2 (2^(x log2 e) = e^x; ex2.approx is
+  // one instruction where expf is several, as in FlashAttention-2), its
+  // maxima in those units until they are written for the merge kernel.
   Value firstHead = mul(kvh, index(group));
   Value qBase =
       add(mul(t, index(qStride)), add(mul(firstHead, index(hd)), mul(keyLane, index(perLane))));
-  Value scale = f32(1.0 / std::sqrt((double)hd));
+  Value scale = f32(M_LOG2E / std::sqrt((double)hd));
   SmallVector<Value> qv;
   for (int64_t g = 0; g < group; ++g)
-    for (int64_t i = 0; i < perLane; ++i)
-      qv.push_back(mulf(load(q, add(qBase, index(g * hd + i))), scale));
+    for (Value v : loadChunks(q, add(qBase, index(g * hd)), perLane, chunk))
+      qv.push_back(mulf(v, scale));
   keys.headOffset = add(mul(kvh, index(hd)), mul(keyLane, index(perLane)));
   // Per head: m, l, acc[perLane].
   SmallVector<Value> init;
@@ -218,7 +225,7 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
           mul(add(mul(add(mul(row, index(heads)), h), splits), split), index(hd + 2));
       memref::StoreOp::create(b, acc, partial, ValueRange{add(base, add(d, index(2)))});
       ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, d, index(0)), [&] {
-        memref::StoreOp::create(b, m, partial, ValueRange{base});
+        memref::StoreOp::create(b, mulf(m, f32(M_LN2)), partial, ValueRange{base});
         memref::StoreOp::create(b, l, partial, ValueRange{add(base, index(1))});
       });
     }
@@ -275,18 +282,14 @@ SmallVector<Value> KernelGenerator::attentionKeyGroup(const PagedKeys &keys, Arr
     Value vBase = add(kvRowOffset(block, inBlock, keys.slot, keys.blockSize, keys.groupLayers,
                                   keys.kvWidth, 1),
                       keys.headOffset);
-    SmallVector<Value> k;
-    for (int64_t i = 0; i < perLane; ++i)
-      k.push_back(load(keys.pool, add(kBase, index(i))));
+    SmallVector<Value> k = loadChunks(keys.pool, kBase, perLane, keys.chunk);
     for (int64_t g = 0; g < group; ++g) {
       Value dot = f32(0);
       for (int64_t i = 0; i < perLane; ++i)
-        dot = addf(dot, mulf(qv[g * perLane + i], k[i]));
+        dot = fma(qv[g * perLane + i], k[i], dot);
       dots.push_back(dot);
     }
-    values.emplace_back();
-    for (int64_t i = 0; i < perLane; ++i)
-      values.back().push_back(load(keys.pool, add(vBase, index(i))));
+    values.push_back(loadChunks(keys.pool, vBase, perLane, keys.chunk));
   }
   // Offsets below kKeyLanes stay within the lane group.
   for (int32_t offset = kKeyLanes / 2; offset > 0; offset /= 2)
@@ -304,16 +307,16 @@ SmallVector<Value> KernelGenerator::attentionKeyGroup(const PagedKeys &keys, Arr
     }
     // A lane group may have no valid key yet (its first is past hi).
     Value from = softmaxFrom(mNew);
-    Value correction = math::ExpOp::create(b, subf(s[0], from));
+    Value correction = math::Exp2Op::create(b, subf(s[0], from));
     size_t at = next.size();
     next.append({mNew, mulf(s[1], correction)});
     for (int64_t i = 0; i < perLane; ++i)
       next.push_back(mulf(s[2 + i], correction));
     for (int64_t u = 0; u < kKeysInFlight; ++u) {
-      Value weight = math::ExpOp::create(b, subf(dots[u * group + g], from));
+      Value weight = math::Exp2Op::create(b, subf(dots[u * group + g], from));
       next[at + 1] = addf(next[at + 1], weight);
       for (int64_t i = 0; i < perLane; ++i)
-        next[at + 2 + i] = addf(next[at + 2 + i], mulf(weight, values[u][i]));
+        next[at + 2 + i] = fma(weight, values[u][i], next[at + 2 + i]);
     }
   }
   return next;
@@ -332,11 +335,11 @@ SmallVector<Value> KernelGenerator::attentionMergeKeySubgroups(ValueRange state,
         other.push_back(xorShuffle(v, offset));
       Value m = arith::MaximumFOp::create(b, s[0], other[0]);
       Value from = softmaxFrom(m);
-      Value mine = math::ExpOp::create(b, subf(s[0], from)),
-            theirs = math::ExpOp::create(b, subf(other[0], from));
+      Value mine = math::Exp2Op::create(b, subf(s[0], from)),
+            theirs = math::Exp2Op::create(b, subf(other[0], from));
       s[0] = m;
       for (int64_t i = 1; i < stride; ++i)
-        s[i] = addf(mulf(s[i], mine), mulf(other[i], theirs));
+        s[i] = fma(s[i], mine, mulf(other[i], theirs));
     }
   return merged;
 }
@@ -380,9 +383,9 @@ void KernelGenerator::attentionMergeWarps(const AttentionScratch &layout,
     Value from = softmaxFrom(m);
     Value l = f32(0), acc = f32(0);
     for (int64_t w = 0; w < kAttentionWarps; ++w) {
-      Value c = math::ExpOp::create(b, subf(read(slotOf(w)), from));
-      l = addf(l, mulf(read(layout.sumAt(*this, slotOf(w))), c));
-      acc = addf(acc, mulf(read(add(layout.accAt(*this, slotOf(w)), d)), c));
+      Value c = math::Exp2Op::create(b, subf(read(slotOf(w)), from));
+      l = fma(read(layout.sumAt(*this, slotOf(w))), c, l);
+      acc = fma(read(add(layout.accAt(*this, slotOf(w)), d)), c, acc);
     }
     emit(g, d, m, l, acc);
   });

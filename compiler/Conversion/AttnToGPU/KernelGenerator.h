@@ -160,6 +160,21 @@ private:
       v = arith::ExtFOp::create(b, b.getF32Type(), v);
     return v;
   }
+  /// Elements [base, base + count) of a flat memref of vector<chunk x E>
+  /// (base and count multiples of chunk, in elements), as f32.
+  SmallVector<Value> loadChunks(Value mem, Value base, int64_t count, int64_t chunk) {
+    SmallVector<Value> values;
+    Value first = divu(base, chunk);
+    for (int64_t v = 0; v < count / chunk; ++v) {
+      Value vec = memref::LoadOp::create(b, mem, ValueRange{add(first, index(v))});
+      for (int64_t i = 0; i < chunk; ++i) {
+        Value e = LLVM::ExtractElementOp::create(
+            b, vec, arith::ConstantIntOp::create(b, i, 32).getResult());
+        values.push_back(e.getType().isF32() ? e : arith::ExtFOp::create(b, b.getF32Type(), e));
+      }
+    }
+    return values;
+  }
   /// Stores an f32 value into a flat memref of any float type.
   void store(Value v, Value mem, Value i) {
     Type e = cast<MemRefType>(mem.getType()).getElementType();
@@ -374,9 +389,12 @@ private:
   /// The keys a warp of attentionKernel reads: [lo, hi) of block-table row
   /// `seq`, in the paged cache `pool` (kvRowOffset's layout), this lane's
   /// features at `headOffset` within a K or V row.
+  /// The pool is read as vectors of `chunk` elements (up to 16 bytes, one
+  /// ld.global.v4 per lane and row on head_dim 128 in bf16), not element by
+  /// element: a decode step at large batch is bound by these reads.
   struct PagedKeys {
     Value pool, tables, seq, tableWidth, blockSize, slot;
-    int64_t groupLayers = 0, kvWidth = 0;
+    int64_t groupLayers = 0, kvWidth = 0, chunk = 1;
     Value headOffset, lo, hi;
   };
   /// This warp's keys [lo, hi) for position p: its share of the block's split.
@@ -411,7 +429,8 @@ private:
   void attentionPublishWarp(const AttentionScratch &layout, ValueRange state, Value warp,
                             Value keyLane, Value keySub);
   /// Combines the warps' results per (head g of the group, feature d) and
-  /// calls emit(g, d, m, l, acc) with the block's max, sum and accumulator.
+  /// calls emit(g, d, m, l, acc) with the block's max (in base-2 units, as
+  /// attentionKernel's scores), sum and accumulator.
   void attentionMergeWarps(const AttentionScratch &layout,
                            function_ref<void(Value, Value, Value, Value, Value)> emit);
   /// Which rows a merge kernel combines (`splits` partials each, an
