@@ -149,6 +149,10 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
   AttentionScratch scratchLayout{group, hd};
   if (!beginKernel(name, args, kAttentionWarps * kWarp, scratchLayout.floats()))
     return {name, spec};
+  // Registers for kAttentionBlocksPerSM blocks: the kernel waits on memory,
+  // and resident warps are what hides it.
+  kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  b.getI32IntegerAttr(kAttentionBlocksPerSM));
   PagedKeys keys;
   keys.groupLayers = groupLayers;
   keys.kvWidth = kvHeads * hd;
@@ -199,17 +203,30 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
   // kKeysInFlight keys per lane group and iteration: their table entries, K
   // and V rows are loaded independently, so a warp waits one memory latency
   // per group of keys, not per key. Keys past hi are read at hi - 1 and
-  // weigh nothing.
-  auto loop = scf::ForOp::create(b, keys.lo, keys.hi, index(kKeysInFlight * kKeySubgroups), init);
+  // weigh nothing. The loop carries the softmax state, then the cursors.
+  int64_t loopStep = kKeysInFlight * kKeySubgroups;
+  keys.stepBlocks = arith::DivUIOp::create(b, index(loopStep), keys.blockSize);
+  keys.stepSlots = arith::RemUIOp::create(b, index(loopStep), keys.blockSize);
+  Value last = arith::SubIOp::create(b, keys.hi, index(1));
+  keys.lastBlock = arith::DivUIOp::create(b, last, keys.blockSize);
+  keys.lastSlot = arith::RemUIOp::create(b, last, keys.blockSize);
+  size_t softmaxValues = init.size();
+  init.append(keyCursors(keys, keySub));
+  auto loop = scf::ForOp::create(b, keys.lo, keys.hi, index(loopStep), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(loop.getBody());
-    scf::YieldOp::create(b, attentionKeyGroup(keys, qv, group, loop.getInductionVar(), keySub,
-                                              loop.getRegionIterArgs()));
+    ValueRange carried = loop.getRegionIterArgs();
+    SmallVector<Value> next =
+        attentionKeyGroup(keys, qv, group, loop.getInductionVar(), keySub,
+                          carried.take_front(softmaxValues), carried.drop_front(softmaxValues));
+    next.append(advanceKeyCursors(keys, carried.drop_front(softmaxValues)));
+    scf::YieldOp::create(b, next);
   }
   // Merge the warp's lane groups, publish the warp's results, then merge
   // the block's warps.
-  SmallVector<Value> merged = attentionMergeKeySubgroups(loop.getResults(), group);
+  SmallVector<Value> merged =
+      attentionMergeKeySubgroups(loop.getResults().take_front(softmaxValues), group);
   attentionPublishWarp(scratchLayout, merged, warp, keyLane, keySub);
   attentionMergeWarps(scratchLayout, [&](Value g, Value d, Value m, Value l, Value acc) {
     Value h = add(firstHead, g);
@@ -262,20 +279,44 @@ Value KernelGenerator::softmaxFrom(Value m) {
   return arith::SelectOp::create(b, none, f32(0), m);
 }
 
+SmallVector<Value> KernelGenerator::keyCursors(const PagedKeys &keys, Value keySub) {
+  SmallVector<Value> cursors;
+  for (int64_t u = 0; u < kKeysInFlight; ++u) {
+    Value j = add(add(keys.lo, index(u * kKeySubgroups)), keySub);
+    cursors.push_back(arith::DivUIOp::create(b, j, keys.blockSize));
+    cursors.push_back(arith::RemUIOp::create(b, j, keys.blockSize));
+  }
+  return cursors;
+}
+
+SmallVector<Value> KernelGenerator::advanceKeyCursors(const PagedKeys &keys, ValueRange cursors) {
+  SmallVector<Value> next;
+  for (size_t c = 0; c < cursors.size(); c += 2) {
+    // stepSlots < block size and slot < block size: at most one carry.
+    Value slot = add(cursors[c + 1], keys.stepSlots);
+    Value carry = cmp(arith::CmpIPredicate::uge, slot, keys.blockSize);
+    next.push_back(add(add(cursors[c], keys.stepBlocks),
+                       arith::SelectOp::create(b, carry, index(1), index(0))));
+    next.push_back(arith::SelectOp::create(b, carry, arith::SubIOp::create(b, slot, keys.blockSize),
+                                           slot));
+  }
+  return next;
+}
+
 SmallVector<Value> KernelGenerator::attentionKeyGroup(const PagedKeys &keys, ArrayRef<Value> qv,
                                                       int64_t group, Value j0, Value keySub,
-                                                      ValueRange state) {
+                                                      ValueRange state, ValueRange cursors) {
   int64_t perLane = qv.size() / group, stride = 2 + perLane;
-  Value last = arith::SubIOp::create(b, keys.hi, index(1));
   // dots[u * group + g]: this lane group's key u against head g's q.
   SmallVector<Value> dots, valid;
   SmallVector<SmallVector<Value>> values;
   for (int64_t u = 0; u < kKeysInFlight; ++u) {
     Value ju = add(add(j0, index(u * kKeySubgroups)), keySub);
     valid.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, ju, keys.hi));
-    Value j = arith::MinUIOp::create(b, ju, last);
-    Value block = tableBlock(keys.tables, keys.seq, keys.tableWidth, j, keys.blockSize);
-    Value inBlock = arith::RemUIOp::create(b, j, keys.blockSize);
+    Value tableIndex = arith::SelectOp::create(b, valid[u], cursors[2 * u], keys.lastBlock);
+    Value inBlock = arith::SelectOp::create(b, valid[u], cursors[2 * u + 1], keys.lastSlot);
+    Value block = toIndex(
+        load(keys.tables, add(mul(keys.seq, keys.tableWidth), tableIndex)));
     Value kBase = add(kvRowOffset(block, inBlock, keys.slot, keys.blockSize, keys.groupLayers,
                                   keys.kvWidth, 0),
                       keys.headOffset);

@@ -60,6 +60,7 @@ inline constexpr int64_t kWarp = 32;
 // so that a warp computes kKeySubgroups keys at once and reduces each over 4 shuffles, not 5
 // for one key.
 inline constexpr int64_t kKeyLanes = 16;
+inline constexpr int64_t kAttentionBlocksPerSM = 3; // decode attention: ptxas's register bound
 inline constexpr int64_t kKeySubgroups = kWarp / kKeyLanes;
 inline constexpr int64_t kGemvWarps = 8; // one-token linear layers: warps per block
 inline constexpr int64_t kGreedyThreads = 1024; // greedy tokens: threads per logits row
@@ -392,11 +393,22 @@ private:
   /// The pool is read as vectors of `chunk` elements (up to 16 bytes, one
   /// ld.global.v4 per lane and row on head_dim 128 in bf16), not element by
   /// element: a decode step at large batch is bound by these reads.
+  /// Keys are addressed by cursors, (table index, slot in block) = (j / block
+  /// size, j % block size) of each of a lane group's kKeysInFlight keys,
+  /// advanced by (stepBlocks, stepSlots) = the division of a loop step, so
+  /// that the loop divides by the runtime block size nowhere: a division is
+  /// a branch (LLVM's 32-bit bypass) that keeps ptxas from issuing the keys'
+  /// loads together. (lastBlock, lastSlot): key hi - 1, read for keys past hi.
   struct PagedKeys {
     Value pool, tables, seq, tableWidth, blockSize, slot;
     int64_t groupLayers = 0, kvWidth = 0, chunk = 1;
     Value headOffset, lo, hi;
+    Value stepBlocks, stepSlots, lastBlock, lastSlot;
   };
+  /// The cursors [u][table index, slot] of this lane group's keys
+  /// lo + u * kKeySubgroups + keySub, flat; and the same a loop step later.
+  SmallVector<Value> keyCursors(const PagedKeys &keys, Value keySub);
+  SmallVector<Value> advanceKeyCursors(const PagedKeys &keys, ValueRange cursors);
   /// This warp's keys [lo, hi) for position p: its share of the block's split.
   std::pair<Value, Value> attentionWarpKeys(std::optional<int64_t> window, Value p,
                                             Value splits, Value split, Value warp);
@@ -415,9 +427,11 @@ private:
   /// The online softmax of lane group keySub over its kKeysInFlight keys
   /// j0 + u * kKeySubgroups + keySub for the `group` query heads whose q is
   /// in qv ([group][head_dim / kKeyLanes], this lane's features):
-  /// (m, l, acc[head_dim / kKeyLanes]) per head in and out.
+  /// (m, l, acc[head_dim / kKeyLanes]) per head in and out; `cursors`
+  /// address the keys (keyCursors).
   SmallVector<Value> attentionKeyGroup(const PagedKeys &keys, ArrayRef<Value> qv,
-                                       int64_t group, Value j0, Value keySub, ValueRange state);
+                                       int64_t group, Value j0, Value keySub, ValueRange state,
+                                       ValueRange cursors);
   /// Combines the warp's lane groups' (m, l, acc) per head; every lane
   /// group then holds the warp's.
   SmallVector<Value> attentionMergeKeySubgroups(ValueRange state, int64_t group);
