@@ -111,7 +111,7 @@ struct Options {
   std::optional<uint64_t> randomSeed;
   int64_t logitsFrom = 0;
   bool printIds = false, noPrefixCache = false;
-  RunRequest defaults;
+  OwnedRequest defaults;
   cohere2c_engine_options_t engine;
   /// Which options were given (CLI11's counts, read after parsing).
   bool hasPromptIds = false, hasPrompt = false, hasChat = false,
@@ -289,8 +289,8 @@ std::optional<int> parseOptions(int argc, char **argv, Options &o) {
 }
 
 /// The one request of --prompt-ids, --prompt or --chat.
-StatusOr<RunRequest> singleRequest(const Options &o, const ModelText *text) {
-  RunRequest r = o.defaults;
+StatusOr<OwnedRequest> singleRequest(const Options &o, const ModelText *text) {
+  OwnedRequest r = o.defaults;
   r.id = "prompt";
   StatusOr<std::vector<int32_t>> ids = Status::error("");
   if (o.hasPromptIds) {
@@ -345,22 +345,22 @@ StatusOr<std::vector<std::string>> runInputs(const Options &o) {
 }
 
 /// DIR/<id>.safetensors of --logits-dir.
-std::string logitsDirPath(const Options &o, const RunRequest &r) {
+std::string logitsDirPath(const Options &o, const OwnedRequest &r) {
   return o.logitsDir + "/" + r.id + ".safetensors";
 }
 
 /// The requests of --requests, checked against --logits-dir: an id must
 /// name a file, and the file must be one the run may write, before
 /// anything is generated.
-StatusOr<std::vector<RunRequest>> fileRequests(const Options &o,
-                                               const ModelText *text) {
+StatusOr<std::vector<OwnedRequest>> fileRequests(const Options &o,
+                                                 const ModelText *text) {
   auto requests = readRequests(o.requests, o.defaults, text);
   if (!requests.ok() || !o.hasLogitsDir)
     return requests;
   auto inputs = runInputs(o);
   if (!inputs.ok())
     return inputs.status();
-  for (RunRequest &r : *requests) {
+  for (OwnedRequest &r : *requests) {
     bool fileName =
         !r.id.empty() && r.id[0] != '.' &&
         r.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
@@ -461,7 +461,7 @@ void printIds(const std::vector<int32_t> &ids) {
 
 /// Serves the one request, printing its answer; writes --logits-out.
 Status serveSingle(cohere2c_engine_t *engine, cohere2c_artifact_t *artifact,
-                   const RunRequest &r, const Options &o,
+                   const OwnedRequest &r, const Options &o,
                    const LogitsTarget &logitsTarget, int64_t vocab) {
   std::optional<TextStream> stream;
   if (o.textPrompt() && !o.printIds) {
@@ -496,7 +496,7 @@ Status serveSingle(cohere2c_engine_t *engine, cohere2c_artifact_t *artifact,
 /// Serves --requests, one JSON line per finished request (with its text
 /// when the model has a tokenizer); writes --logits-dir.
 Status serveFile(cohere2c_engine_t *engine,
-                 const std::vector<RunRequest> &requests, const Options &o,
+                 const std::vector<OwnedRequest> &requests, const Options &o,
                  const ModelText *text, int64_t vocab) {
   RequestCallbacks callbacks;
   callbacks.onFinish = [&](size_t i, cohere2c_request_t *r) {
@@ -556,13 +556,13 @@ void printStats(cohere2c_engine_t *engine) {
 }
 
 /// The requests the options ask for.
-StatusOr<std::vector<RunRequest>> requestsOf(Options &o,
-                                             const ModelText *text) {
+StatusOr<std::vector<OwnedRequest>> requestsOf(Options &o,
+                                               const ModelText *text) {
   if (o.single()) {
     auto r = singleRequest(o, text);
     if (!r.ok())
       return r.status();
-    return std::vector<RunRequest>{*r};
+    return std::vector<OwnedRequest>{*r};
   }
   if (o.perplexity.empty())
     return fileRequests(o, text);
@@ -578,19 +578,6 @@ StatusOr<ArtifactHandle> openArtifact(const Options &o) {
       !s.ok())
     return s;
   return ArtifactHandle(opened);
-}
-
-Status loadWeights(cohere2c_artifact_t *artifact, const Options &o) {
-  cohere2c_weights_options_t weights;
-  cohere2c_weights_options_initialize(&weights);
-  if (!o.checkpoint.empty()) {
-    weights.source = COHERE2C_WEIGHTS_FROM_CHECKPOINT;
-    weights.checkpoint_path = o.checkpoint.c_str();
-  } else if (o.randomSeed) {
-    weights.source = COHERE2C_WEIGHTS_RANDOM;
-    weights.random_seed = *o.randomSeed;
-  }
-  return statusOf(cohere2c_artifact_load_weights(artifact, &weights));
 }
 
 /// Everything after the command line; errors end the tool with status 1.
@@ -617,7 +604,9 @@ Status runTool(Options &o) {
   auto requests = requestsOf(o, textOrNull);
   if (!requests.ok())
     return requests.status();
-  if (Status s = loadWeights(artifact->get(), o); !s.ok())
+  if (Status s =
+          statusOf(bindWeights(artifact->get(), o.checkpoint, o.randomSeed));
+      !s.ok())
     return s;
   cohere2c_engine_t *created = nullptr;
   if (Status s = statusOf(
