@@ -16,17 +16,17 @@ using namespace cohere2c;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static fuzz::MemoryFile file;
   file.set(data, size);
-  RunRequest defaults;
+  OwnedRequest defaults;
   auto requests = readRequests(file.path(), defaults, /*text=*/nullptr);
   if (requests.ok()) {
     fuzz::require(!requests->empty(), "a requests file of no request");
-    for (const RunRequest &r : *requests)
+    for (const OwnedRequest &r : *requests)
       fuzz::require(!r.promptIds.empty() && !r.id.empty(),
                     "a request without a prompt or an id");
   }
   auto sequences = readPerplexityFile(file.path(), /*text=*/nullptr);
   if (sequences.ok())
-    for (const RunRequest &r : *sequences)
+    for (const OwnedRequest &r : *sequences)
       fuzz::require(r.promptIds.size() >= 2, "a perplexity line of < 2 ids");
   return 0;
 }

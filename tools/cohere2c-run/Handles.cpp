@@ -8,11 +8,8 @@
 namespace cohere2c {
 
 Status statusOf(cohere2c_status_t status) {
-  if (cohere2c_status_is_ok(status))
-    return Status::success();
-  Status error = Status::error(cohere2c_status_message(status));
-  cohere2c_status_free(status);
-  return error;
+  std::optional<std::string> error = takeError(status);
+  return error ? Status::error(*error) : Status::success();
 }
 
 namespace {
@@ -75,11 +72,8 @@ namespace {
 
 /// Queues `request` on `engine`. Errors: cohere2c_engine_submit's.
 StatusOr<RequestHandle> submit(cohere2c_engine_t *engine,
-                               const RunRequest &request) {
-  cohere2c_request_options_t options = request.options;
-  options.id = request.id.c_str();
-  options.prompt_ids = request.promptIds.data();
-  options.prompt_length = request.promptIds.size();
+                               const OwnedRequest &request) {
+  cohere2c_request_options_t options = request.submittable();
   cohere2c_request_t *submitted = nullptr;
   if (Status s = statusOf(cohere2c_engine_submit(engine, &options, &submitted));
       !s.ok())
@@ -106,10 +100,10 @@ Status reportTokens(cohere2c_request_t *request, size_t i, size_t &reported,
 } // namespace
 
 Status runRequests(cohere2c_engine_t *engine,
-                   const std::vector<RunRequest> &requests,
+                   const std::vector<OwnedRequest> &requests,
                    const RequestCallbacks &callbacks) {
   std::vector<RequestHandle> inFlight;
-  for (const RunRequest &request : requests) {
+  for (const OwnedRequest &request : requests) {
     auto submitted = submit(engine, request);
     if (!submitted.ok())
       return submitted.status();

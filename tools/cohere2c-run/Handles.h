@@ -1,15 +1,15 @@
 //===- Handles.h - cohere2c-run's view of the runtime's C API -------------===//
 //
-// The tool reaches the runtime through cohere2c/runtime.h alone; this
-// wraps it the tool's way: handles that release themselves, statuses as
-// Status values, and a request as the tool builds it before submitting.
+// The tool reaches the runtime through cohere2c/runtime.h alone (with the
+// C++ helpers of cohere2c/runtime.hpp); this wraps it the tool's way:
+// statuses as Status values, the model's text, and a run of requests.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COHERE2C_TOOLS_RUN_HANDLES_H
 #define COHERE2C_TOOLS_RUN_HANDLES_H
 
 #include "Support/Status.h"
-#include "cohere2c/runtime.h"
+#include "cohere2c/runtime.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -23,18 +23,6 @@ namespace cohere2c {
 
 /// Takes `status` (freeing it): success for OK, else its message.
 Status statusOf(cohere2c_status_t status);
-
-template <auto Release> struct Releaser {
-  template <typename T> void operator()(T *handle) const { Release(handle); }
-};
-using ArtifactHandle =
-    std::unique_ptr<cohere2c_artifact_t, Releaser<cohere2c_artifact_release>>;
-using EngineHandle =
-    std::unique_ptr<cohere2c_engine_t, Releaser<cohere2c_engine_release>>;
-using RequestHandle =
-    std::unique_ptr<cohere2c_request_t, Releaser<cohere2c_request_release>>;
-using DecoderHandle =
-    std::unique_ptr<cohere2c_decoder_t, Releaser<cohere2c_decoder_release>>;
 
 /// The artifact's tokenizer and chat template; the tool passes a null
 /// ModelText where the artifact carries none.
@@ -55,16 +43,6 @@ private:
   cohere2c_artifact_t *artifact_;
 };
 
-/// One request as the tool builds it: the C API's options, whose id and
-/// prompt pointers submit() sets from the fields here.
-struct RunRequest {
-  std::string id;
-  std::vector<int32_t> promptIds;
-  cohere2c_request_options_t options;
-
-  RunRequest() { cohere2c_request_options_initialize(&options); }
-};
-
 /// What runRequests reports while requests progress; either may be empty.
 struct RequestCallbacks {
   /// Each new token of requests[i], in order, once it is final.
@@ -82,7 +60,7 @@ struct RequestCallbacks {
 /// callbacks', which ends the run; SIGINT or SIGTERM (Interrupt.h), after
 /// the step in progress and before its callbacks.
 Status runRequests(cohere2c_engine_t *engine,
-                   const std::vector<RunRequest> &requests,
+                   const std::vector<OwnedRequest> &requests,
                    const RequestCallbacks &callbacks);
 
 } // namespace cohere2c

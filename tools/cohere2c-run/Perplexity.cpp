@@ -66,15 +66,15 @@ sequenceOf(const json &j, const std::string &where, const ModelText *text) {
 
 } // namespace
 
-StatusOr<std::vector<RunRequest>> readPerplexityFile(const std::string &path,
-                                                     const ModelText *text) {
-  std::vector<RunRequest> requests;
+StatusOr<std::vector<OwnedRequest>> readPerplexityFile(const std::string &path,
+                                                       const ModelText *text) {
+  std::vector<OwnedRequest> requests;
   Status read =
       forEachJsonLine(path, [&](const json &j, const std::string &where, int) {
         auto ids = sequenceOf(j, where, text);
         if (!ids.ok())
           return ids.status();
-        RunRequest r;
+        OwnedRequest r;
         r.id = where; // the engine's errors name the request
         r.promptIds = std::move(*ids);
         r.options.max_new_tokens = 1;
@@ -113,7 +113,7 @@ namespace {
 
 /// Adds the NLL of a finished request `r` of `ids` to `nll` and the tokens
 /// scored to `tokensScored`.
-Status score(cohere2c_request_t *r, const RunRequest &request, int64_t vocab,
+Status score(cohere2c_request_t *r, const OwnedRequest &request, int64_t vocab,
              double &nll, int64_t &tokensScored) {
   const float *logits = nullptr;
   int64_t rows = 0, firstRow = 0;
@@ -136,7 +136,7 @@ Status score(cohere2c_request_t *r, const RunRequest &request, int64_t vocab,
 
 StatusOr<PerplexityReport>
 scorePerplexity(cohere2c_engine_t *engine,
-                const std::vector<RunRequest> &requests, int64_t vocab) {
+                const std::vector<OwnedRequest> &requests, int64_t vocab) {
   PerplexityReport report;
   report.nll.assign(requests.size(), 0.0);
   report.tokensScored.assign(requests.size(), 0);

@@ -28,8 +28,8 @@ namespace cohere2c {
 /// text, an id that is not an int32, fewer than 2 tokens, text without a
 /// tokenizer (`text` null) or text the tokenizer rejects; an unreadable or
 /// empty file.
-StatusOr<std::vector<RunRequest>> readPerplexityFile(const std::string &path,
-                                                     const ModelText *text);
+StatusOr<std::vector<OwnedRequest>> readPerplexityFile(const std::string &path,
+                                                       const ModelText *text);
 
 struct PerplexityReport {
   /// Per sequence, in file order: the summed NLL (nats) and tokens scored.
@@ -45,7 +45,7 @@ struct PerplexityReport {
 /// dropped once it is scored. Errors: the engine's.
 StatusOr<PerplexityReport>
 scorePerplexity(cohere2c_engine_t *engine,
-                const std::vector<RunRequest> &requests, int64_t vocab);
+                const std::vector<OwnedRequest> &requests, int64_t vocab);
 
 } // namespace cohere2c
 

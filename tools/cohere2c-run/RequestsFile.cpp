@@ -31,7 +31,7 @@ public:
   LineReader(const json &j, const std::string &where, const ModelText *text)
       : j(j), where(where), text(text) {}
 
-  Status read(RunRequest &r) {
+  Status read(OwnedRequest &r) {
     for (auto &field : j.items())
       if (std::find(std::begin(kFields), std::end(kFields), field.key()) ==
           std::end(kFields))
@@ -51,7 +51,7 @@ private:
     return Status::error(where + ": " + message);
   }
 
-  Status promptOf(RunRequest &r) const {
+  Status promptOf(OwnedRequest &r) const {
     int given = j.contains("prompt_ids") + j.contains("prompt") +
                 j.contains("messages");
     if (given != 1)
@@ -78,7 +78,7 @@ private:
     return Status::success();
   }
 
-  Status promptIdsOf(RunRequest &r) const {
+  Status promptIdsOf(OwnedRequest &r) const {
     if (!j["prompt_ids"].is_array())
       return error("prompt_ids must be an array of ids");
     const json &promptIds = j["prompt_ids"];
@@ -93,7 +93,7 @@ private:
     return Status::success();
   }
 
-  Status maxNewTokensOf(RunRequest &r) const {
+  Status maxNewTokensOf(OwnedRequest &r) const {
     if (!j.contains("max_new_tokens"))
       return Status::success();
     std::optional<int64_t> n = integerIn(j["max_new_tokens"], 1, kInt64Max);
@@ -104,7 +104,7 @@ private:
     return Status::success();
   }
 
-  Status logitsFromOf(RunRequest &r) const {
+  Status logitsFromOf(OwnedRequest &r) const {
     if (!j.contains("logits_from"))
       return Status::success();
     // F = P + N - 1 asks for no row.
@@ -121,7 +121,7 @@ private:
   }
 
   /// Sampling, with the command line's ranges.
-  Status samplingOf(RunRequest &r) const {
+  Status samplingOf(OwnedRequest &r) const {
     for (auto [key, range, field] :
          {std::tuple{"temperature", kTemperatureRange, &r.options.temperature},
           std::tuple{"top_p", kTopPRange, &r.options.top_p}}) {
@@ -198,21 +198,21 @@ Status forEachJsonLine(
   return Status::success();
 }
 
-int64_t logitsRowsEnd(const RunRequest &r) {
+int64_t logitsRowsEnd(const OwnedRequest &r) {
   int64_t prompt = r.promptIds.size();
   int64_t n = r.options.max_new_tokens;
   // n - 1 first: prompt + n overflows where n is near kInt64Max.
   return n - 1 > kInt64Max - prompt ? kInt64Max : prompt + (n - 1);
 }
 
-StatusOr<std::vector<RunRequest>> readRequests(const std::string &path,
-                                               const RunRequest &defaults,
-                                               const ModelText *text) {
-  std::vector<RunRequest> requests;
+StatusOr<std::vector<OwnedRequest>> readRequests(const std::string &path,
+                                                 const OwnedRequest &defaults,
+                                                 const ModelText *text) {
+  std::vector<OwnedRequest> requests;
   std::map<std::string, int> lineOfId;
   Status read = forEachJsonLine(
       path, [&](const json &j, const std::string &where, int lineNo) {
-        RunRequest r = defaults;
+        OwnedRequest r = defaults;
         r.id = !j.contains("id")     ? "line-" + std::to_string(lineNo)
                : j["id"].is_string() ? j["id"].get<std::string>()
                                      : j["id"].dump();

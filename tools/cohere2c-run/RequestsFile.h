@@ -59,7 +59,7 @@ forEachJsonLine(const std::string &path,
 /// The end of a request's logits rows: rows exist for positions
 /// [0, P + N - 1) (the last generated token is never fed back). N may be as
 /// large as int64 allows: saturated.
-int64_t logitsRowsEnd(const RunRequest &r);
+int64_t logitsRowsEnd(const OwnedRequest &r);
 
 /// The requests of the file at `path`, each starting from `defaults`.
 /// `text` turns prompt and messages into ids; null when the artifact
@@ -70,9 +70,9 @@ int64_t logitsRowsEnd(const RunRequest &r);
 /// field, a field of the wrong type or range, an id used twice, a prompt the
 /// tokenizer or a chat the template rejects. A file that cannot be read or
 /// holds no request is an error.
-StatusOr<std::vector<RunRequest>> readRequests(const std::string &path,
-                                               const RunRequest &defaults,
-                                               const ModelText *text);
+StatusOr<std::vector<OwnedRequest>> readRequests(const std::string &path,
+                                                 const OwnedRequest &defaults,
+                                                 const ModelText *text);
 
 } // namespace cohere2c
 

@@ -13,18 +13,18 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CommandLine.h"
 #include "Handles.h"
 #include "Interrupt.h"
 #include "LogitsTarget.h"
 #include "Perplexity.h"
 #include "RequestsFile.h"
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <cctype>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -37,6 +37,8 @@ using namespace cohere2c;
 
 namespace {
 
+constexpr const char *kTool = "cohere2c-run";
+
 /// A number in `range`. CLI::Range lets NaN through, and a double option
 /// takes "inf".
 CLI::Validator finiteNumber(NumberRange range) {
@@ -48,42 +50,6 @@ CLI::Validator finiteNumber(NumberRange range) {
         return "";
       },
       range.what);
-}
-
-/// A decimal integer in [low, high]. CLI11 itself reads "-1" into a
-/// uint64_t as 2^64 - 1 and saturates integers past the type's range.
-CLI::Validator integerIn(int64_t low, int64_t high) {
-  std::string what = "an integer in [" + std::to_string(low) + ", " +
-                     std::to_string(high) + "]";
-  return CLI::Validator(
-      [=](std::string &input) -> std::string {
-        char *end = nullptr;
-        errno = 0;
-        long long value = std::strtoll(input.c_str(), &end, 10);
-        if (input.empty() || std::isspace((unsigned char)input[0]) ||
-            *end != '\0' || errno == ERANGE || value < low || value > high)
-          return "Value " + input + " is not " + what;
-        return "";
-      },
-      what);
-}
-
-/// A decimal integer in [0, 2^64 - 1] (seeds).
-const CLI::Validator kUint64(
-    [](std::string &input) -> std::string {
-      char *end = nullptr;
-      errno = 0;
-      std::strtoull(input.c_str(), &end, 10);
-      if (input.empty() || !std::isdigit((unsigned char)input[0]) ||
-          *end != '\0' || errno == ERANGE)
-        return "Value " + input + " is not an integer in [0, 2^64 - 1]";
-      return "";
-    },
-    "UINT64");
-
-int fail(const std::string &message) {
-  std::cerr << "cohere2c-run: error: " << message << "\n";
-  return 1;
 }
 
 /// "5,17,33": decimal ids separated by commas, nothing else (no spaces, no
@@ -110,8 +76,8 @@ struct Options {
   std::string logitsOut, logitsDir, checkpoint;
   std::optional<uint64_t> randomSeed;
   int64_t logitsFrom = 0;
-  bool printIds = false, noPrefixCache = false;
-  RunRequest defaults;
+  bool printIds = false;
+  OwnedRequest defaults;
   cohere2c_engine_options_t engine;
   /// Which options were given (CLI11's counts, read after parsing).
   bool hasPromptIds = false, hasPrompt = false, hasChat = false,
@@ -156,10 +122,9 @@ void addPromptOptions(CLI::App &app, Options &o) {
       if (a != b)
         a->excludes(b);
   app.add_flag("--print-ids", o.printIds, "print the generated ids, not text");
-  app.add_option("--max-new-tokens", o.defaults.options.max_new_tokens,
-                 "tokens to generate (a request's own value wins)")
-      ->check(integerIn(int64_t(1), kInt64Max))
-      ->capture_default_str();
+  addIntegerOption(app, "--max-new-tokens", o.defaults.options.max_new_tokens,
+                   "tokens to generate (a request's own value wins)", 1,
+                   kInt64Max);
   app.add_flag("--ignore-eos", o.engine.ignore_eos,
                "keep generating past the EOS ids");
 }
@@ -174,62 +139,24 @@ void addOutputOptions(CLI::App &app, Options &o) {
       "(tensors logits [rows, vocab] F32 and first_row [1], the sequence "
       "position of its first row: the request's logits_from, default 0, or "
       "later where positions before it came from the cache)");
-  app.add_option("--logits-from", o.logitsFrom,
-                 "with --logits-out: the first row written (e.g. P - 1 for the "
-                 "last prompt position only)")
-      ->needs(logitsOut)
-      ->check(integerIn(0, kInt64Max))
-      ->capture_default_str();
-}
-
-void addEngineOptions(CLI::App &app, Options &o) {
-  auto *ckpt =
-      app.add_option("--checkpoint", o.checkpoint,
-                     "bind weights from a Hugging Face checkpoint folder");
-  app.add_option("--random-weights", o.randomSeed, "bind seeded random weights")
-      ->check(kUint64)
-      ->excludes(ckpt);
-  app.add_option("--prefill-chunk", o.engine.prefill_chunk,
-                 "most prompt tokens per step (0: whole prompt)")
-      ->check(integerIn(int64_t(0), kInt64Max))
-      ->capture_default_str();
-  app.add_option("--block-size", o.engine.block_size, "tokens per KV block")
-      ->check(integerIn(int64_t(1), int64_t(1) << 16))
-      ->capture_default_str();
-  app.add_option("--kv-blocks", o.engine.kv_blocks,
-                 "blocks per KV group (0: cuda, what --gpu-memory-utilization "
-                 "leaves; host, room for --max-batch full contexts, at most "
-                 "4 GiB)")
-      ->check(integerIn(int64_t(0), (int64_t(1) << 31) - 1))
-      ->capture_default_str();
-  app.add_option("--max-batch", o.engine.max_batch, "most requests in flight")
-      ->check(integerIn(int64_t(1), int64_t(1) << 16))
-      ->capture_default_str();
-  app.add_option("--max-num-batched-tokens", o.engine.max_num_batched_tokens,
-                 "most tokens per step, decode tokens first, then prompt "
-                 "chunks (at least --max-batch)")
-      ->check(integerIn(int64_t(1), (int64_t(1) << 31) - 1))
-      ->capture_default_str();
-  app.add_option("--gpu-memory-utilization", o.engine.gpu_memory_utilization,
-                 "cuda: the fraction of the device's memory to take")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  app.add_flag("--no-prefix-cache", o.noPrefixCache,
-               "never reuse cached prefixes");
+  addIntegerOption(app, "--logits-from", o.logitsFrom,
+                   "with --logits-out: the first row written (e.g. P - 1 for "
+                   "the last prompt position only)",
+                   0, kInt64Max)
+      ->needs(logitsOut);
 }
 
 void addSamplingOptions(CLI::App &app, Options &o) {
   app.add_option("--temperature", o.defaults.options.temperature, "0: greedy")
       ->check(finiteNumber(kTemperatureRange))
       ->capture_default_str();
-  app.add_option("--top-k", o.defaults.options.top_k, "0: all")
-      ->check(integerIn(int64_t(0), kInt64Max))
-      ->capture_default_str();
+  addIntegerOption(app, "--top-k", o.defaults.options.top_k, "0: all", 0,
+                   kInt64Max);
   app.add_option("--top-p", o.defaults.options.top_p, "1: all")
       ->check(finiteNumber(kTopPRange))
       ->capture_default_str();
   app.add_option("--seed", o.defaults.options.seed, "sampling seed")
-      ->check(kUint64)
+      ->check(uint64Number())
       ->capture_default_str();
 }
 
@@ -266,31 +193,26 @@ std::optional<int> parseOptions(int argc, char **argv, Options &o) {
       "  cohere2c-run tiny.so --requests requests.jsonl --max-batch 8"};
   addPromptOptions(app, o);
   addOutputOptions(app, o);
-  addEngineOptions(app, o);
+  addWeightsOptions(app, o.checkpoint, o.randomSeed);
+  addEngineOptions(app, o.engine);
   addSamplingOptions(app, o);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError &e) {
-    if (e.get_exit_code() == 0)
-      return app.exit(e);
-    return fail(e.what());
-  }
+  if (std::optional<int> exit = parseCommandLine(app, argc, argv, kTool))
+    return exit;
   o.hasPromptIds = app.count("--prompt-ids") > 0;
   o.hasPrompt = app.count("--prompt") > 0;
   o.hasChat = app.count("--chat") > 0;
   o.hasSystem = app.count("--system") > 0;
   o.hasLogitsOut = app.count("--logits-out") > 0;
   o.hasLogitsDir = app.count("--logits-dir") > 0;
-  o.engine.prefix_cache = !o.noPrefixCache;
   Status checked = checkOptions(o);
   if (!checked.ok())
-    return fail(checked.message());
+    return fail(kTool, checked.message());
   return std::nullopt;
 }
 
 /// The one request of --prompt-ids, --prompt or --chat.
-StatusOr<RunRequest> singleRequest(const Options &o, const ModelText *text) {
-  RunRequest r = o.defaults;
+StatusOr<OwnedRequest> singleRequest(const Options &o, const ModelText *text) {
+  OwnedRequest r = o.defaults;
   r.id = "prompt";
   StatusOr<std::vector<int32_t>> ids = Status::error("");
   if (o.hasPromptIds) {
@@ -345,22 +267,22 @@ StatusOr<std::vector<std::string>> runInputs(const Options &o) {
 }
 
 /// DIR/<id>.safetensors of --logits-dir.
-std::string logitsDirPath(const Options &o, const RunRequest &r) {
+std::string logitsDirPath(const Options &o, const OwnedRequest &r) {
   return o.logitsDir + "/" + r.id + ".safetensors";
 }
 
 /// The requests of --requests, checked against --logits-dir: an id must
 /// name a file, and the file must be one the run may write, before
 /// anything is generated.
-StatusOr<std::vector<RunRequest>> fileRequests(const Options &o,
-                                               const ModelText *text) {
+StatusOr<std::vector<OwnedRequest>> fileRequests(const Options &o,
+                                                 const ModelText *text) {
   auto requests = readRequests(o.requests, o.defaults, text);
   if (!requests.ok() || !o.hasLogitsDir)
     return requests;
   auto inputs = runInputs(o);
   if (!inputs.ok())
     return inputs.status();
-  for (RunRequest &r : *requests) {
+  for (OwnedRequest &r : *requests) {
     bool fileName =
         !r.id.empty() && r.id[0] != '.' &&
         r.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
@@ -461,7 +383,7 @@ void printIds(const std::vector<int32_t> &ids) {
 
 /// Serves the one request, printing its answer; writes --logits-out.
 Status serveSingle(cohere2c_engine_t *engine, cohere2c_artifact_t *artifact,
-                   const RunRequest &r, const Options &o,
+                   const OwnedRequest &r, const Options &o,
                    const LogitsTarget &logitsTarget, int64_t vocab) {
   std::optional<TextStream> stream;
   if (o.textPrompt() && !o.printIds) {
@@ -496,7 +418,7 @@ Status serveSingle(cohere2c_engine_t *engine, cohere2c_artifact_t *artifact,
 /// Serves --requests, one JSON line per finished request (with its text
 /// when the model has a tokenizer); writes --logits-dir.
 Status serveFile(cohere2c_engine_t *engine,
-                 const std::vector<RunRequest> &requests, const Options &o,
+                 const std::vector<OwnedRequest> &requests, const Options &o,
                  const ModelText *text, int64_t vocab) {
   RequestCallbacks callbacks;
   callbacks.onFinish = [&](size_t i, cohere2c_request_t *r) {
@@ -556,13 +478,13 @@ void printStats(cohere2c_engine_t *engine) {
 }
 
 /// The requests the options ask for.
-StatusOr<std::vector<RunRequest>> requestsOf(Options &o,
-                                             const ModelText *text) {
+StatusOr<std::vector<OwnedRequest>> requestsOf(Options &o,
+                                               const ModelText *text) {
   if (o.single()) {
     auto r = singleRequest(o, text);
     if (!r.ok())
       return r.status();
-    return std::vector<RunRequest>{*r};
+    return std::vector<OwnedRequest>{*r};
   }
   if (o.perplexity.empty())
     return fileRequests(o, text);
@@ -578,19 +500,6 @@ StatusOr<ArtifactHandle> openArtifact(const Options &o) {
       !s.ok())
     return s;
   return ArtifactHandle(opened);
-}
-
-Status loadWeights(cohere2c_artifact_t *artifact, const Options &o) {
-  cohere2c_weights_options_t weights;
-  cohere2c_weights_options_initialize(&weights);
-  if (!o.checkpoint.empty()) {
-    weights.source = COHERE2C_WEIGHTS_FROM_CHECKPOINT;
-    weights.checkpoint_path = o.checkpoint.c_str();
-  } else if (o.randomSeed) {
-    weights.source = COHERE2C_WEIGHTS_RANDOM;
-    weights.random_seed = *o.randomSeed;
-  }
-  return statusOf(cohere2c_artifact_load_weights(artifact, &weights));
 }
 
 /// Everything after the command line; errors end the tool with status 1.
@@ -617,7 +526,9 @@ Status runTool(Options &o) {
   auto requests = requestsOf(o, textOrNull);
   if (!requests.ok())
     return requests.status();
-  if (Status s = loadWeights(artifact->get(), o); !s.ok())
+  if (Status s =
+          statusOf(bindWeights(artifact->get(), o.checkpoint, o.randomSeed));
+      !s.ok())
     return s;
   cohere2c_engine_t *created = nullptr;
   if (Status s = statusOf(
@@ -662,5 +573,5 @@ int main(int argc, char **argv) {
                  "since\n";
     interruptExit(signal);
   }
-  return ran.ok() ? 0 : fail(ran.message());
+  return ran.ok() ? 0 : fail(kTool, ran.message());
 }

@@ -21,11 +21,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "Artifact.h"
+#include "CommandLine.h"
 #include "Model/Config.h"
 #include "Support/Json.h"
 #include "text/ModelText.h"
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -35,6 +35,8 @@ using namespace cohere2c;
 using json = nlohmann::ordered_json;
 
 namespace {
+
+constexpr const char *kTool = "cohere2c-tokenize";
 
 /// The text files of a checkpoint folder or a compiled artifact.
 StatusOr<std::unique_ptr<text::ModelText>>
@@ -147,20 +149,11 @@ int main(int argc, char **argv) {
   app.add_option("model", model,
                  "checkpoint folder (tokenizer.json, ...) or OUT.so")
       ->required();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError &e) {
-    if (e.get_exit_code() == 0)
-      return app.exit(e);
-    std::cerr << "cohere2c-tokenize: error: " << e.what() << "\n";
-    return 1;
-  }
+  if (std::optional<int> exit = parseCommandLine(app, argc, argv, kTool))
+    return *exit;
   auto text = loadModelText(model);
-  if (!text.ok()) {
-    std::cerr << "cohere2c-tokenize: error: " << text.status().message()
-              << "\n";
-    return 1;
-  }
+  if (!text.ok())
+    return fail(kTool, text.status().message());
   int status = 0;
   std::string line;
   for (int lineNo = 1; std::getline(std::cin, line); ++lineNo) {
@@ -172,11 +165,10 @@ int main(int argc, char **argv) {
     }
     std::string message =
         "line " + std::to_string(lineNo) + ": " + out.status().message();
-    std::cerr << "cohere2c-tokenize: error: " << message << "\n";
+    status = fail(kTool, message); // and on to the next line
     std::cout << json{{"error", message}}.dump(-1, ' ', false,
                                                json::error_handler_t::replace)
               << "\n";
-    status = 1;
   }
   return status;
 }

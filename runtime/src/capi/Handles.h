@@ -11,7 +11,7 @@
 #ifndef COHERE2C_RUNTIME_CAPI_HANDLES_H
 #define COHERE2C_RUNTIME_CAPI_HANDLES_H
 
-#include "cohere2c/runtime.h"
+#include "cohere2c/runtime.hpp"
 
 #include "Artifact.h"
 #include "Executor.h"
@@ -39,24 +39,12 @@ cohere2c_status_t makeStatus(cohere2c_status_code_t code, std::string message);
 /// NULL for an OK `status`, else its message with `code`.
 cohere2c_status_t statusOf(const Status &status, cohere2c_status_code_t code);
 
-/// Members that keep their artifact or engine alive release it last:
-/// declared first, destroyed last.
-struct ArtifactReleaser {
-  void operator()(cohere2c_artifact_t *a) const {
-    cohere2c_artifact_release(a);
-  }
-};
-using ArtifactReference =
-    std::unique_ptr<cohere2c_artifact_t, ArtifactReleaser>;
-
-struct EngineReleaser {
-  void operator()(cohere2c_engine_t *e) const { cohere2c_engine_release(e); }
-};
-
 } // namespace cohere2c::capi
 
+// Members that keep their artifact or engine alive (the handles of
+// cohere2c/runtime.hpp) release it last: declared first, destroyed last.
 struct cohere2c_engine_t {
-  cohere2c::capi::ArtifactReference artifact;
+  cohere2c::ArtifactHandle artifact;
   std::atomic<int64_t> references{1};
   /// As created: numBlocks resolved, the EOS ids in force.
   cohere2c::EngineOptions options;

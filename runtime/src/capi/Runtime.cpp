@@ -92,7 +92,7 @@ cohere2c_status_t needText(const cohere2c_artifact_t *artifact,
 } // namespace
 
 struct cohere2c_request_t {
-  std::unique_ptr<cohere2c_engine_t, EngineReleaser> engine;
+  EngineHandle engine;
   std::atomic<int64_t> references{1};
   Ticket ticket = 0;
   cohere2c_request_state_t state = COHERE2C_REQUEST_IN_FLIGHT;
@@ -107,7 +107,7 @@ static_assert(COHERE2C_MAX_TOP_LOGPROBS == cohere2c::kMaxTopLogprobs,
               "the C API's bound on top_logprobs is the engine's");
 
 struct cohere2c_decoder_t {
-  ArtifactReference artifact;
+  ArtifactHandle artifact;
   text::IncrementalDecoder decoder;
 };
 
@@ -346,7 +346,7 @@ cohere2c_status_t cohere2c_decoder_create(cohere2c_artifact_t *artifact,
     return nullArgument("cohere2c_decoder_create", "out_decoder");
   cohere2c_artifact_retain(artifact);
   *out_decoder = new cohere2c_decoder_t{
-      ArtifactReference(artifact),
+      ArtifactHandle(artifact),
       text::IncrementalDecoder(artifact->text->tokenizer(),
                                skip_special_tokens)};
   return nullptr;

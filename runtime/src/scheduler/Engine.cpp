@@ -339,10 +339,23 @@ Engine::run(const std::vector<Request> &requests,
   return results;
 }
 
-Status Engine::runStep() {
-  // The step's token budget: a token for each request that decodes, then
-  // prompt chunks in admission order while it lasts (a request left without
-  // tokens waits for the next step).
+/// The running requests' chunks as one step of the executor.
+struct Engine::StepBatch {
+  StepInput input;
+  /// Tokens of running_[s] the step computes.
+  std::vector<int64_t> chunks;
+  /// The logits rows of running_[s] end before row lastLogit[s] of the
+  /// step's output.
+  std::vector<int64_t> lastLogit;
+  /// Whether the step computes a prompt token or several tokens of one
+  /// sequence: its time and tokens count as prefill, else as decode.
+  bool hasPrompt = false;
+};
+
+std::vector<int64_t> Engine::planChunks() const {
+  // A token for each request that decodes, then prompt chunks in admission
+  // order while the step's budget lasts (a request left without tokens
+  // waits for the next step).
   std::vector<int64_t> planned(running_.size());
   int64_t budget = options_.maxStepTokens;
   for (bool decoding : {true, false})
@@ -353,8 +366,14 @@ Status Engine::runStep() {
       planned[i] = std::min(chunk, budget);
       budget -= planned[i];
     }
-  // Give every running request blocks for its planned chunk; when they run
-  // out, preempt the most recently admitted request (it recomputes later).
+  return planned;
+}
+
+StatusOr<std::vector<int64_t>>
+Engine::allocateChunks(const std::vector<int64_t> &planned) {
+  // When blocks run out, preempt the most recently admitted request (it
+  // recomputes later): running_ loses its back, and with it the back of
+  // the plan.
   std::vector<int64_t> chunks;
   for (size_t i = 0; i < running_.size();) {
     Active *a = running_[i];
@@ -385,11 +404,15 @@ Status Engine::runStep() {
     if (victim == a)
       chunks.resize(i);
   }
+  return chunks;
+}
 
-  StepInput in;
+Engine::StepBatch Engine::batchOf(std::vector<int64_t> chunks) const {
+  StepBatch batch;
+  batch.chunks = std::move(chunks);
+  batch.lastLogit.resize(running_.size());
+  StepInput &in = batch.input;
   in.numSeqs = running_.size();
-  std::vector<int64_t> lastLogit(running_.size());
-  bool hasPrompt = false;
   // A batch of greedy requests recording no logits needs only each row's
   // greedy token, which a cuda executor finds on the GPU.
   in.greedyOnly =
@@ -398,12 +421,14 @@ Status Engine::runStep() {
                !a->request.recordLogits && a->request.topLogprobs < 0;
       });
   for (size_t s = 0; s < running_.size(); ++s) {
-    Active *a = running_[s];
+    const Active *a = running_[s];
+    int64_t chunk = batch.chunks[s];
     int64_t begin = kvCache_->numComputedTokens(a->seq);
-    int64_t end = begin + chunks[s];
+    int64_t end = begin + chunk;
     bool completes = end == (int64_t)a->tokens.size();
-    hasPrompt |= chunks[s] > 0 && (begin < (int64_t)a->request.promptIds.size() ||
-                                    chunks[s] > 1);
+    batch.hasPrompt |=
+        chunk > 0 &&
+        (begin < (int64_t)a->request.promptIds.size() || chunk > 1);
     for (int64_t p = begin; p < end; ++p) {
       int32_t row = in.ids.size();
       bool record = a->request.recordLogits && p >= a->nextLogitsRow;
@@ -414,12 +439,17 @@ Status Engine::runStep() {
       in.seqRows.push_back(s);
       in.generated.push_back(p >= (int64_t)a->request.promptIds.size());
     }
-    lastLogit[s] = in.logitRows.size();
+    batch.lastLogit[s] = in.logitRows.size();
   }
+  fillBlockTables(in);
+  return batch;
+}
+
+void Engine::fillBlockTables(StepInput &in) const {
   for (size_t g = 0; g < groupKinds_.size(); ++g) {
     KVGroupIndex kind = groupKinds_[g];
     int64_t width = 1;
-    for (Active *a : running_)
+    for (const Active *a : running_)
       width = std::max<int64_t>(width, kvCache_->blockTable(a->seq, g).size());
     in.tableWidth[kind] = width;
     in.tables[kind].assign(running_.size() * width, kv::kNullBlock);
@@ -430,77 +460,83 @@ Status Engine::runStep() {
                 in.tables[kind].begin() + s * width);
     }
   }
+}
+
+Status Engine::runStep() {
+  StatusOr<std::vector<int64_t>> chunks = allocateChunks(planChunks());
+  if (!chunks.ok())
+    return chunks.status();
+  StepBatch batch = batchOf(std::move(*chunks));
 
   Clock::time_point start = Clock::now();
-  Status ran = executor_.run(in, output_);
+  Status ran = executor_.run(batch.input, output_);
   if (!ran.ok())
     return ran;
   double ms = msSince(start);
   ++stats_.steps;
-  (hasPrompt ? stats_.prefillMs : stats_.decodeMs) += ms;
+  (batch.hasPrompt ? stats_.prefillMs : stats_.decodeMs) += ms;
   int64_t used = kvCache_->usedBytes(bytesPerBlock_);
   stats_.peakKVBytes = std::max(stats_.peakKVBytes, used);
 
-  const int64_t vocab = manifest_.config.vocabSize;
-  for (size_t s = 0; s < running_.size(); ++s) {
-    Active *a = running_[s];
-    int64_t begin = kvCache_->numComputedTokens(a->seq);
-    Status marked = kvCache_->markComputed(a->seq, chunks[s]);
-    if (!marked.ok())
-      return marked;
-    a->computedAny |= chunks[s] > 0;
-    int64_t end = begin + chunks[s];
-    (hasPrompt ? stats_.prefillTokens : stats_.decodeTokens) += chunks[s];
-    if (a->request.recordLogits) {
-      // The rows of positions [max(begin, nextLogitsRow), end): the last of
-      // this sequence's rows (before them at most the sampling row of an
-      // earlier position, which is not recorded). begin <= nextLogitsRow
-      // since admission caps the reused prefix there.
-      int64_t recorded =
-          std::max<int64_t>(0, end - std::max(begin, a->nextLogitsRow));
-      a->result.logits.insert(a->result.logits.end(),
-                              output_.logits.begin() +
-                                  (lastLogit[s] - recorded) * vocab,
-                              output_.logits.begin() + lastLogit[s] * vocab);
-      a->nextLogitsRow = std::max(a->nextLogitsRow, end);
-    }
-    if (end != (int64_t)a->tokens.size())
-      continue; // a prefill chunk that samples nothing
-    int32_t token =
-        in.greedyOnly
-            ? output_.greedyTokens[lastLogit[s] - 1]
-            : a->sampler.sample(
-                  output_.logits.data() + (lastLogit[s] - 1) * vocab, vocab);
-    if (token < 0)
-      return Status::error(
-          "request " + a->request.id + ": the logits of position " +
-          std::to_string(end - 1) +
-          " are not finite (NaN or infinite): the weights or the computation "
-          "overflowed, and no token can be sampled");
-    a->result.generatedIds.push_back(token);
-    if (a->request.topLogprobs >= 0) {
-      TokenLogprobs lp;
-      logSoftmaxAt(output_.logits.data() + (lastLogit[s] - 1) * vocab, vocab,
-                   token, a->request.topLogprobs, lp.logprob, lp.top);
-      a->result.logprobs.push_back(std::move(lp));
-    }
-    const auto &eos = options_.eosTokenIds ? *options_.eosTokenIds
-                                           : manifest_.config.eosTokenIds;
-    bool isEos = std::find(eos.begin(), eos.end(), token) != eos.end();
-    if ((int64_t)a->result.generatedIds.size() == a->request.maxNewTokens ||
-        (isEos && !options_.ignoreEos && !a->request.ignoreEos)) {
-      a->finished = true;
-      Status freed = kvCache_->freeSequence(a->seq);
-      if (!freed.ok())
-        return freed;
-      continue;
-    }
-    a->tokens.push_back(token);
-    Status appended = kvCache_->appendTokens(a->seq, {token});
-    if (!appended.ok())
-      return appended;
-  }
+  for (size_t s = 0; s < running_.size(); ++s)
+    if (Status advanced = advance(*running_[s], batch, s); !advanced.ok())
+      return advanced;
   return Status::success();
+}
+
+Status Engine::advance(Active &a, const StepBatch &batch, size_t s) {
+  const int64_t vocab = manifest_.config.vocabSize;
+  int64_t chunk = batch.chunks[s], lastLogit = batch.lastLogit[s];
+  int64_t begin = kvCache_->numComputedTokens(a.seq);
+  Status marked = kvCache_->markComputed(a.seq, chunk);
+  if (!marked.ok())
+    return marked;
+  a.computedAny |= chunk > 0;
+  int64_t end = begin + chunk;
+  (batch.hasPrompt ? stats_.prefillTokens : stats_.decodeTokens) += chunk;
+  if (a.request.recordLogits) {
+    // The rows of positions [max(begin, nextLogitsRow), end): the last of
+    // this sequence's rows (before them at most the sampling row of an
+    // earlier position, which is not recorded). begin <= nextLogitsRow
+    // since admission caps the reused prefix there.
+    int64_t recorded =
+        std::max<int64_t>(0, end - std::max(begin, a.nextLogitsRow));
+    a.result.logits.insert(a.result.logits.end(),
+                           output_.logits.begin() +
+                               (lastLogit - recorded) * vocab,
+                           output_.logits.begin() + lastLogit * vocab);
+    a.nextLogitsRow = std::max(a.nextLogitsRow, end);
+  }
+  if (end != (int64_t)a.tokens.size())
+    return Status::success(); // a prefill chunk that samples nothing
+  int32_t token =
+      batch.input.greedyOnly
+          ? output_.greedyTokens[lastLogit - 1]
+          : a.sampler.sample(output_.logits.data() + (lastLogit - 1) * vocab,
+                             vocab);
+  if (token < 0)
+    return Status::error(
+        "request " + a.request.id + ": the logits of position " +
+        std::to_string(end - 1) +
+        " are not finite (NaN or infinite): the weights or the computation "
+        "overflowed, and no token can be sampled");
+  a.result.generatedIds.push_back(token);
+  if (a.request.topLogprobs >= 0) {
+    TokenLogprobs lp;
+    logSoftmaxAt(output_.logits.data() + (lastLogit - 1) * vocab, vocab, token,
+                 a.request.topLogprobs, lp.logprob, lp.top);
+    a.result.logprobs.push_back(std::move(lp));
+  }
+  const auto &eos = options_.eosTokenIds ? *options_.eosTokenIds
+                                         : manifest_.config.eosTokenIds;
+  bool isEos = std::find(eos.begin(), eos.end(), token) != eos.end();
+  if ((int64_t)a.result.generatedIds.size() == a.request.maxNewTokens ||
+      (isEos && !options_.ignoreEos && !a.request.ignoreEos)) {
+    a.finished = true;
+    return kvCache_->freeSequence(a.seq);
+  }
+  a.tokens.push_back(token);
+  return kvCache_->appendTokens(a.seq, {token});
 }
 
 } // namespace cohere2c

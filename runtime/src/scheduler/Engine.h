@@ -205,6 +205,26 @@ private:
   Status admit();
   /// Runs one step of the running batch and samples.
   Status runStep();
+  struct StepBatch;
+  /// The tokens of each running request the next step computes: one for
+  /// each that decodes, then prompt chunks in admission order within
+  /// maxStepTokens.
+  std::vector<int64_t> planChunks() const;
+  /// Gives each running request KV slots for its `planned` chunk,
+  /// preempting the most recently admitted when blocks run out; the chunks
+  /// of the requests still running. Error: a request whose chunk does not
+  /// fit even alone.
+  StatusOr<std::vector<int64_t>>
+  allocateChunks(const std::vector<int64_t> &planned);
+  /// The executor's input for `chunks` of the running requests.
+  StepBatch batchOf(std::vector<int64_t> chunks) const;
+  /// The running requests' block tables, one row per request.
+  void fillBlockTables(StepInput &in) const;
+  /// After the step: marks running request `a` (row `s` of `batch`)
+  /// computed, records its logits, and samples its next token once its
+  /// chunk reaches the end of its tokens, finishing it at max_new_tokens or
+  /// EOS. Errors: logits that are not finite; the KV cache's.
+  Status advance(Active &a, const StepBatch &batch, size_t s);
 
   Executor &executor_;
   const Manifest &manifest_;

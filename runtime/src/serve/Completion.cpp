@@ -104,7 +104,7 @@ private:
               std::to_string(ctx.engine.maxWaiting()),
           "prompt");
     for (const std::vector<int32_t> &prompt : spec.prompts) {
-      EngineRequest r;
+      OwnedRequest r;
       r.id = id + "-" + std::to_string(requests.size());
       r.promptIds = prompt;
       int64_t room = ctx.contextLength - (int64_t)prompt.size() + 1;
@@ -114,7 +114,7 @@ private:
                 " tokens) is longer than the context (" +
                 std::to_string(ctx.contextLength) + " tokens)",
             spec.chat ? "messages" : "prompt");
-      cohere2c_request_options_t &o = r.fields;
+      cohere2c_request_options_t &o = r.options;
       o.max_new_tokens = spec.maxTokens.value_or(room);
       o.temperature = spec.temperature;
       o.top_k = spec.topK;
@@ -128,7 +128,7 @@ private:
       requests.push_back(r);
     }
     choices.reserve(requests.size()); // a Choice's decoder stays where it is
-    for (const EngineRequest &r : requests) {
+    for (const OwnedRequest &r : requests) {
       auto stream = ctx.engine.submit(r);
       if (!stream.ok()) {
         cancelAll();
@@ -355,7 +355,7 @@ private:
   int64_t created;
   size_t longestStop = 0;
   bool clientLeft = false;
-  std::vector<EngineRequest> requests;
+  std::vector<OwnedRequest> requests;
   std::vector<Choice> choices;
 };
 

@@ -3,21 +3,9 @@
 #include "serve/EngineLoop.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace cohere2c::serve {
-
-namespace {
-
-/// The message of a C API status, which it frees; empty for OK.
-std::string takeMessage(cohere2c_status_t status) {
-  if (!status)
-    return {};
-  std::string message = cohere2c_status_message(status);
-  cohere2c_status_free(status);
-  return message;
-}
-
-} // namespace
 
 std::vector<StreamEvent>
 RequestStream::wait(std::chrono::milliseconds timeout) {
@@ -46,14 +34,15 @@ EngineLoop::EngineLoop(cohere2c_engine_t *engine, Metrics &metrics,
 
 EngineLoop::~EngineLoop() { shutdown(std::chrono::milliseconds(0)); }
 
-Status EngineLoop::validate(const EngineRequest &request) const {
-  cohere2c_request_options_t options = request.options();
-  std::string error = takeMessage(cohere2c_engine_validate(engine_, &options));
-  return error.empty() ? Status::success() : Status::error(error);
+Status EngineLoop::validate(const OwnedRequest &request) const {
+  cohere2c_request_options_t options = request.submittable();
+  std::optional<std::string> error =
+      takeError(cohere2c_engine_validate(engine_, &options));
+  return error ? Status::error(*error) : Status::success();
 }
 
 StatusOr<std::shared_ptr<RequestStream>>
-EngineLoop::submit(const EngineRequest &request) {
+EngineLoop::submit(const OwnedRequest &request) {
   auto stream = std::make_shared<RequestStream>();
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -91,12 +80,12 @@ void EngineLoop::shutdown(std::chrono::milliseconds grace) {
 
 bool EngineLoop::hasWork() const {
   bool work = false;
-  return takeMessage(cohere2c_engine_has_work(engine_, &work)).empty() && work;
+  return !takeError(cohere2c_engine_has_work(engine_, &work)) && work;
 }
 
 void EngineLoop::loop() {
   for (;;) {
-    std::deque<std::pair<EngineRequest, std::shared_ptr<RequestStream>>>
+    std::deque<std::pair<OwnedRequest, std::shared_ptr<RequestStream>>>
         incoming;
     std::vector<std::shared_ptr<RequestStream>> cancelled;
     bool stopping, stopNow;
@@ -129,17 +118,17 @@ void EngineLoop::loop() {
 }
 
 void EngineLoop::take(
-    std::deque<std::pair<EngineRequest, std::shared_ptr<RequestStream>>>
+    std::deque<std::pair<OwnedRequest, std::shared_ptr<RequestStream>>>
         &incoming,
     std::vector<std::shared_ptr<RequestStream>> &cancelled) {
   for (auto &[request, stream] : incoming) {
-    cohere2c_request_options_t options = request.options();
-    std::string error = takeMessage(
-        cohere2c_engine_submit(engine_, &options, &stream->request_));
-    if (!error.empty()) {
+    cohere2c_request_options_t options = request.submittable();
+    std::optional<std::string> error =
+        takeError(cohere2c_engine_submit(engine_, &options, &stream->request_));
+    if (error) {
       StreamEvent failed;
       failed.kind = StreamEvent::Failed;
-      failed.error = error;
+      failed.error = *error;
       end(*stream, std::move(failed));
       continue;
     }
@@ -150,17 +139,17 @@ void EngineLoop::take(
     if (stream->ended_)
       continue;
     stream->ended_ = true; // its reader stopped listening: nothing more to push
-    std::string error = takeMessage(cohere2c_request_cancel(stream->request_));
-    if (!error.empty())
-      failAll(error);
+    if (std::optional<std::string> error =
+            takeError(cohere2c_request_cancel(stream->request_)))
+      failAll(*error);
   }
   dropEnded();
 }
 
 void EngineLoop::step() {
-  std::string error = takeMessage(cohere2c_engine_step(engine_));
-  if (!error.empty()) {
-    failAll("the engine failed: " + error);
+  if (std::optional<std::string> error =
+          takeError(cohere2c_engine_step(engine_))) {
+    failAll("the engine failed: " + *error);
     return;
   }
   for (const auto &stream : inFlight_)
@@ -182,9 +171,9 @@ void EngineLoop::dropEnded() {
 void EngineLoop::publish(RequestStream &stream) {
   const int32_t *ids = nullptr;
   size_t count = 0;
-  std::string error = takeMessage(
-      cohere2c_request_generated_ids(stream.request_, &ids, &count));
-  for (; error.empty() && stream.pushed_ < count; ++stream.pushed_) {
+  std::optional<std::string> error =
+      takeError(cohere2c_request_generated_ids(stream.request_, &ids, &count));
+  for (; !error && stream.pushed_ < count; ++stream.pushed_) {
     StreamEvent event;
     event.token = ids[stream.pushed_];
     if (stream.logprobs_) {
@@ -192,10 +181,10 @@ void EngineLoop::publish(RequestStream &stream) {
       int32_t topIds[COHERE2C_MAX_TOP_LOGPROBS];
       float topLogprobs[COHERE2C_MAX_TOP_LOGPROBS];
       size_t top = 0;
-      error = takeMessage(cohere2c_request_logprobs(
+      error = takeError(cohere2c_request_logprobs(
           stream.request_, stream.pushed_, &lp.logprob, topIds, topLogprobs,
           COHERE2C_MAX_TOP_LOGPROBS, &top));
-      if (!error.empty())
+      if (error)
         break;
       for (size_t i = 0; i < top; ++i)
         lp.top.push_back({topIds[i], topLogprobs[i]});
@@ -205,15 +194,15 @@ void EngineLoop::publish(RequestStream &stream) {
   }
   cohere2c_request_state_t state = COHERE2C_REQUEST_IN_FLIGHT;
   cohere2c_request_stats_t stats = {};
-  if (error.empty())
-    error = takeMessage(cohere2c_request_state(stream.request_, &state));
-  if (error.empty() && state == COHERE2C_REQUEST_FINISHED)
-    error = takeMessage(cohere2c_request_stats(stream.request_, &stats));
+  if (!error)
+    error = takeError(cohere2c_request_state(stream.request_, &state));
+  if (!error && state == COHERE2C_REQUEST_FINISHED)
+    error = takeError(cohere2c_request_stats(stream.request_, &stats));
   StreamEvent last;
-  last.kind = error.empty() ? StreamEvent::Finished : StreamEvent::Failed;
-  last.error = error;
+  last.kind = error ? StreamEvent::Failed : StreamEvent::Finished;
+  last.error = error.value_or("");
   last.cachedTokens = stats.cached_tokens;
-  if (!error.empty() || state == COHERE2C_REQUEST_FINISHED)
+  if (error || state == COHERE2C_REQUEST_FINISHED)
     end(stream, std::move(last));
 }
 
@@ -226,7 +215,7 @@ void EngineLoop::failAll(const std::string &error) {
   for (const auto &stream : inFlight_) {
     if (stream->ended_)
       continue;
-    takeMessage(cohere2c_request_cancel(stream->request_));
+    (void)takeError(cohere2c_request_cancel(stream->request_));
     StreamEvent event;
     event.kind = StreamEvent::Failed;
     event.error = error;
@@ -237,12 +226,12 @@ void EngineLoop::failAll(const std::string &error) {
 
 void EngineLoop::publishState() {
   cohere2c_engine_load_t load = {};
-  if (!takeMessage(cohere2c_engine_load(engine_, &load)).empty())
+  if (takeError(cohere2c_engine_load(engine_, &load)))
     return;
   std::vector<KVGroupBlocks> blocks;
   for (size_t g = 0; g < load.kv_groups; ++g) {
     cohere2c_kv_group_t group;
-    if (takeMessage(cohere2c_engine_kv_group(engine_, g, &group)).empty())
+    if (!takeError(cohere2c_engine_kv_group(engine_, g, &group)))
       blocks.push_back({group.name, group.used_blocks, group.free_blocks,
                         group.evictable_blocks});
   }

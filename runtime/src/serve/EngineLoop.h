@@ -15,7 +15,7 @@
 #define COHERE2C_SERVE_ENGINELOOP_H
 
 #include "Support/Status.h"
-#include "cohere2c/runtime.h"
+#include "cohere2c/runtime.hpp"
 #include "serve/Metrics.h"
 
 #include <chrono>
@@ -30,24 +30,6 @@
 #include <vector>
 
 namespace cohere2c::serve {
-
-/// What a completion asks of the engine: the C API's request options and
-/// the id and prompt they point to, owned here.
-struct EngineRequest {
-  std::string id;
-  std::vector<int32_t> promptIds;
-  /// id, prompt_ids and prompt_length are filled in by options().
-  cohere2c_request_options_t fields;
-
-  EngineRequest() { cohere2c_request_options_initialize(&fields); }
-  cohere2c_request_options_t options() const {
-    cohere2c_request_options_t o = fields;
-    o.id = id.c_str();
-    o.prompt_ids = promptIds.data();
-    o.prompt_length = promptIds.size();
-    return o;
-  }
-};
 
 /// A generated token's log probability and the most likely tokens at its
 /// position, most likely first (cohere2c_request_logprobs).
@@ -101,13 +83,13 @@ public:
 
   /// cohere2c_engine_validate: whether the engine would take `request`;
   /// safe from any thread.
-  Status validate(const EngineRequest &request) const;
+  Status validate(const OwnedRequest &request) const;
   /// Most requests queued at once (more than this can never be admitted
   /// together).
   int64_t maxWaiting() const { return maxWaiting_; }
   /// Queues `request`. Errors: kQueueFull when maxWaiting requests wait;
   /// kShuttingDown after shutdown began.
-  StatusOr<std::shared_ptr<RequestStream>> submit(const EngineRequest &request);
+  StatusOr<std::shared_ptr<RequestStream>> submit(const OwnedRequest &request);
   /// Ends the request of `stream` (nothing more is pushed to it).
   void cancel(const std::shared_ptr<RequestStream> &stream);
   /// Refuses new requests, lets those in flight finish for at most
@@ -120,7 +102,7 @@ public:
 private:
   void loop();
   /// Submissions and cancellations from other threads, into the engine.
-  void take(std::deque<std::pair<EngineRequest, std::shared_ptr<RequestStream>>>
+  void take(std::deque<std::pair<OwnedRequest, std::shared_ptr<RequestStream>>>
                 &incoming,
             std::vector<std::shared_ptr<RequestStream>> &cancelled);
   void step();
@@ -139,8 +121,7 @@ private:
 
   std::mutex mutex_;
   std::condition_variable work_;
-  std::deque<std::pair<EngineRequest, std::shared_ptr<RequestStream>>>
-      incoming_;
+  std::deque<std::pair<OwnedRequest, std::shared_ptr<RequestStream>>> incoming_;
   std::vector<std::shared_ptr<RequestStream>> cancelled_;
   int64_t waitingInEngine_ = 0; // as of the last step
   bool stopping_ = false, stopNow_ = false, exited_ = false;

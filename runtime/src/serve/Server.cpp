@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cohere2c/runtime.hpp"
 #include "cohere2c/serve.h"
 
 #include "capi/Handles.h"
@@ -29,11 +30,11 @@ namespace {
 /// Everything the server serves with, once loaded; destroyed in reverse:
 /// the engine thread before the engine, the engine before its artifact.
 struct Served {
-  std::unique_ptr<cohere2c_artifact_t, capi::ArtifactReleaser> artifact;
+  ArtifactHandle artifact;
   /// --tokenizer's text, when given.
   std::unique_ptr<text::ModelText> ownText;
   const text::ModelText *text = nullptr;
-  std::unique_ptr<cohere2c_engine_t, capi::EngineReleaser> engine;
+  EngineHandle engine;
   std::unique_ptr<EngineLoop> loop;
   std::unique_ptr<CompletionContext> context;
 };
@@ -78,16 +79,7 @@ cohere2c_status_t load(const ServerOptions &o, Metrics &metrics, Served &s) {
   s.artifact.reset(artifact);
   if (cohere2c_status_t e = loadText(o, s))
     return e;
-  cohere2c_weights_options_t weights;
-  cohere2c_weights_options_initialize(&weights);
-  if (!o.checkpoint.empty()) {
-    weights.source = COHERE2C_WEIGHTS_FROM_CHECKPOINT;
-    weights.checkpoint_path = o.checkpoint.c_str();
-  } else if (o.randomSeed) {
-    weights.source = COHERE2C_WEIGHTS_RANDOM;
-    weights.random_seed = *o.randomSeed;
-  }
-  if (cohere2c_status_t e = cohere2c_artifact_load_weights(artifact, &weights))
+  if (cohere2c_status_t e = bindWeights(artifact, o.checkpoint, o.randomSeed))
     return e;
   cohere2c_engine_options_t engineOptions = o.engine;
   if (!engineOptions.eos_token_ids) {
