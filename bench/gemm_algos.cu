@@ -1,0 +1,149 @@
+// cuBLASLt's algorithm choices for the GEMMs of a Command R7B step, timed: for each shape (the
+// merged QKV + gate + up, the merged o + down, the logits; m rows of activations), the
+// heuristic's first choice against the fastest of the up to 32 it offers, with the descriptors
+// runtime/src/cuda/CudaExecutor.cpp::gemm builds (FP8 with rowwise outer-vector scales).
+// Constant data; each algorithm timed over 20 runs after 3 (5 at 8192 rows). On a machine with
+// an NVIDIA Hopper GPU:
+//   nvcc -O2 -arch=sm_90a bench/gemm_algos.cu -lcublasLt -o gemm_algos && ./gemm_algos
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+void check(int result, const char *what) {
+  if (result != 0) {
+    std::fprintf(stderr, "gemm_algos: %s failed (%d)\n", what, result);
+    std::exit(1);
+  }
+}
+
+/// c[m, n] = a[m, k] @ w[n, k]^T, as CudaExecutor::gemm states it to cuBLASLt.
+struct Shape {
+  const char *name;
+  int m, n, k;
+  bool fp8;
+  cudaDataType_t out;
+};
+
+struct Buffers {
+  void *w, *a, *c, *aScales, *wScales, *workspace;
+  size_t workspaceBytes = 32 << 20;
+};
+
+cublasLtMatmulDesc_t descriptorOf(const Shape &s, const Buffers &buf) {
+  cublasLtMatmulDesc_t desc;
+  check(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "descriptor");
+  cublasOperation_t transpose = CUBLAS_OP_T;
+  check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose,
+                                       sizeof transpose), "TRANSA");
+  if (s.fp8) {
+    cublasLtMatmulMatrixScale_t outer = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    for (auto attr : {CUBLASLT_MATMUL_DESC_A_SCALE_MODE, CUBLASLT_MATMUL_DESC_B_SCALE_MODE})
+      check(cublasLtMatmulDescSetAttribute(desc, attr, &outer, sizeof outer), "scale mode");
+    check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                                         &buf.wScales, sizeof buf.wScales), "A scales");
+    check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                                         &buf.aScales, sizeof buf.aScales), "B scales");
+  }
+  return desc;
+}
+
+/// Milliseconds per run of `algo`, or a negative value if it fails.
+float timeAlgo(cublasLtHandle_t lt, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t wl,
+               cublasLtMatrixLayout_t al, cublasLtMatrixLayout_t cl,
+               const cublasLtMatmulAlgo_t &algo, const Buffers &buf, int reps,
+               cudaStream_t stream) {
+  float alpha = 1, beta = 0;
+  auto once = [&] {
+    return cublasLtMatmul(lt, desc, &alpha, buf.w, wl, buf.a, al, &beta, buf.c, cl, buf.c, cl,
+                          &algo, buf.workspace, buf.workspaceBytes, stream);
+  };
+  for (int r = 0; r < 3; ++r)
+    if (once() != CUBLAS_STATUS_SUCCESS)
+      return -1;
+  cudaEvent_t start, end;
+  cudaEventCreate(&start);
+  cudaEventCreate(&end);
+  cudaEventRecord(start, stream);
+  for (int r = 0; r < reps; ++r)
+    once();
+  cudaEventRecord(end, stream);
+  cudaEventSynchronize(end);
+  float ms;
+  cudaEventElapsedTime(&ms, start, end);
+  cudaEventDestroy(start);
+  cudaEventDestroy(end);
+  return ms / reps;
+}
+
+void measure(cublasLtHandle_t lt, const Shape &s, const Buffers &buf, cudaStream_t stream) {
+  cublasLtMatmulDesc_t desc = descriptorOf(s, buf);
+  cudaDataType_t in = s.fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
+  cublasLtMatrixLayout_t wl, al, cl;
+  check(cublasLtMatrixLayoutCreate(&wl, in, s.k, s.n, s.k), "layout");
+  check(cublasLtMatrixLayoutCreate(&al, in, s.k, s.m, s.k), "layout");
+  check(cublasLtMatrixLayoutCreate(&cl, s.out, s.n, s.m, s.n), "layout");
+  cublasLtMatmulPreference_t pref;
+  check(cublasLtMatmulPreferenceCreate(&pref), "preference");
+  check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                             &buf.workspaceBytes, sizeof buf.workspaceBytes),
+        "workspace");
+  cublasLtMatmulHeuristicResult_t offered[32];
+  int count = 0;
+  check(cublasLtMatmulAlgoGetHeuristic(lt, desc, wl, al, cl, cl, pref, 32, offered, &count),
+        "heuristic");
+  double flop = 2.0 * s.m * s.n * s.k;
+  float first = -1, best = -1;
+  int bestIndex = -1;
+  for (int i = 0; i < count; ++i) {
+    float ms = timeAlgo(lt, desc, wl, al, cl, offered[i].algo, buf, s.m >= 8192 ? 5 : 20, stream);
+    if (i == 0)
+      first = ms;
+    if (ms > 0 && (best < 0 || ms < best))
+      best = ms, bestIndex = i;
+  }
+  std::printf("%-20s m=%5d n=%6d k=%5d: %2d offered; first %.4f ms (%.0f TFLOP/s), best #%d "
+              "%.4f ms (%.0f TFLOP/s), %.1f%% less\n",
+              s.name, s.m, s.n, s.k, count, first, flop / first / 1e9, bestIndex, best,
+              flop / best / 1e9, 100 * (first - best) / first);
+  cublasLtMatmulPreferenceDestroy(pref);
+  for (auto layout : {wl, al, cl})
+    cublasLtMatrixLayoutDestroy(layout);
+  cublasLtMatmulDescDestroy(desc);
+}
+
+} // namespace
+
+int main() {
+  // Command R7B: hidden 4096, intermediate 14336, 32 + 2 x 8 heads of 128, vocabulary 256000.
+  std::vector<Shape> shapes;
+  for (int m : {1, 64, 256, 512, 8192}) {
+    shapes.push_back({"qkv_gate_up fp8", m, 34816, 4096, true, CUDA_R_16BF});
+    shapes.push_back({"o_down fp8 f32 out", m, 4096, 18432, true, CUDA_R_32F});
+    shapes.push_back({"qkv_gate_up bf16", m, 34816, 4096, false, CUDA_R_16BF});
+    shapes.push_back({"o_down bf16", m, 4096, 18432, false, CUDA_R_32F});
+    if (m <= 512)
+      shapes.push_back({"logits bf16", m, 256000, 4096, false, CUDA_R_32F});
+  }
+  Buffers buf;
+  size_t wBytes = (size_t)256000 * 4096 * 2, aBytes = (size_t)8192 * 18432 * 2;
+  check(cudaMalloc(&buf.w, wBytes), "cudaMalloc");
+  check(cudaMalloc(&buf.a, aBytes), "cudaMalloc");
+  check(cudaMalloc(&buf.c, (size_t)8192 * 34816 * 4), "cudaMalloc");
+  check(cudaMalloc(&buf.aScales, 8192 * 4), "cudaMalloc");
+  check(cudaMalloc(&buf.wScales, 256000 * 4), "cudaMalloc");
+  check(cudaMalloc(&buf.workspace, buf.workspaceBytes), "cudaMalloc");
+  cudaMemset(buf.w, 0x11, wBytes);
+  cudaMemset(buf.a, 0x11, aBytes);
+  cublasLtHandle_t lt;
+  check(cublasLtCreate(&lt), "cublasLtCreate");
+  cudaStream_t stream;
+  cudaStreamCreate(&stream);
+  for (const Shape &s : shapes)
+    measure(lt, s, buf, stream);
+  return 0;
+}
