@@ -42,18 +42,14 @@ KernelGenerator::Kernel KernelGenerator::kvAppendKernel(Type e, attn::AttentionO
   if (!beginKernel(name, args, kChunkThreads, 0))
     return {name, spec};
   Value k = kernel.getArgument(0), v = kernel.getArgument(1);
-  Value positions = kernel.getArgument(2), seqs = kernel.getArgument(3),
-        tables = kernel.getArgument(4), pool = kernel.getArgument(5);
-  Value slot = toIndex(kernel.getArgument(6)), bs = toIndex(kernel.getArgument(7)),
-        width = toIndex(kernel.getArgument(8));
+  Value positions = kernel.getArgument(2), seqs = kernel.getArgument(3);
+  int64_t kvWidth = kvHeads * hd;
+  PagedPool paged = pagedPoolArgs(4, 5, groupLayers, kvWidth);
+  Value pool = paged.pool;
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value p32 = memref::LoadOp::create(b, positions, ValueRange{t});
   Value p = toIndex(p32), s = toIndex(load(seqs, t));
-  Value block = tableBlock(tables, s, width, p, bs);
-  Value inBlock = arith::RemUIOp::create(b, p, bs);
-  int64_t kvWidth = kvHeads * hd;
-  Value kBase = kvRowOffset(block, inBlock, slot, bs, groupLayers, kvWidth, 0);
-  Value vBase = kvRowOffset(block, inBlock, slot, bs, groupLayers, kvWidth, 1);
+  Value kBase = kvRowOffsetOf(paged, s, p, 0), vBase = kvRowOffsetOf(paged, s, p, 1);
   Value kRow = mul(t, index(kStride)), vRow = mul(t, index(vStride));
   auto copy = [&](Value src, Value srcRow, Value dstBase, Value d) {
     memref::StoreOp::create(b, memref::LoadOp::create(b, src, ValueRange{add(srcRow, d)}),
@@ -154,17 +150,11 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
   kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                   b.getI32IntegerAttr(kAttentionBlocksPerSM));
   PagedKeys keys;
-  keys.groupLayers = groupLayers;
-  keys.kvWidth = kvHeads * hd;
+  keys.paged = pagedPoolArgs(3, 4, groupLayers, kvHeads * hd);
   keys.chunk = chunk;
   Value q = kernel.getArgument(0), positions = kernel.getArgument(1),
         seqs = kernel.getArgument(2), out = kernel.getArgument(5),
         partial = kernel.getArgument(10);
-  keys.tables = kernel.getArgument(3);
-  keys.pool = kernel.getArgument(4);
-  keys.slot = toIndex(kernel.getArgument(6));
-  keys.blockSize = toIndex(kernel.getArgument(7));
-  keys.tableWidth = toIndex(kernel.getArgument(8));
   Value splits = toIndex(kernel.getArgument(9));
   // The block's row of the partial results, its split, its token and KV head.
   Value x = gpu::BlockIdOp::create(b, gpu::Dimension::x);
@@ -205,11 +195,11 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
   // per group of keys, not per key. Keys past hi are read at hi - 1 and
   // weigh nothing. The loop carries the softmax state, then the cursors.
   int64_t loopStep = kKeysInFlight * kKeySubgroups;
-  keys.stepBlocks = arith::DivUIOp::create(b, index(loopStep), keys.blockSize);
-  keys.stepSlots = arith::RemUIOp::create(b, index(loopStep), keys.blockSize);
+  keys.stepBlocks = arith::DivUIOp::create(b, index(loopStep), keys.paged.blockSize);
+  keys.stepSlots = arith::RemUIOp::create(b, index(loopStep), keys.paged.blockSize);
   Value last = arith::SubIOp::create(b, keys.hi, index(1));
-  keys.lastBlock = arith::DivUIOp::create(b, last, keys.blockSize);
-  keys.lastSlot = arith::RemUIOp::create(b, last, keys.blockSize);
+  keys.lastBlock = arith::DivUIOp::create(b, last, keys.paged.blockSize);
+  keys.lastSlot = arith::RemUIOp::create(b, last, keys.paged.blockSize);
   size_t softmaxValues = init.size();
   init.append(keyCursors(keys, keySub));
   auto loop = scf::ForOp::create(b, keys.lo, keys.hi, index(loopStep), init);
@@ -283,8 +273,8 @@ SmallVector<Value> KernelGenerator::keyCursors(const PagedKeys &keys, Value keyS
   SmallVector<Value> cursors;
   for (int64_t u = 0; u < kKeysInFlight; ++u) {
     Value j = add(add(keys.lo, index(u * kKeySubgroups)), keySub);
-    cursors.push_back(arith::DivUIOp::create(b, j, keys.blockSize));
-    cursors.push_back(arith::RemUIOp::create(b, j, keys.blockSize));
+    cursors.push_back(arith::DivUIOp::create(b, j, keys.paged.blockSize));
+    cursors.push_back(arith::RemUIOp::create(b, j, keys.paged.blockSize));
   }
   return cursors;
 }
@@ -294,10 +284,10 @@ SmallVector<Value> KernelGenerator::advanceKeyCursors(const PagedKeys &keys, Val
   for (size_t c = 0; c < cursors.size(); c += 2) {
     // stepSlots < block size and slot < block size: at most one carry.
     Value slot = add(cursors[c + 1], keys.stepSlots);
-    Value carry = cmp(arith::CmpIPredicate::uge, slot, keys.blockSize);
+    Value carry = cmp(arith::CmpIPredicate::uge, slot, keys.paged.blockSize);
     next.push_back(add(add(cursors[c], keys.stepBlocks),
                        arith::SelectOp::create(b, carry, index(1), index(0))));
-    next.push_back(arith::SelectOp::create(b, carry, arith::SubIOp::create(b, slot, keys.blockSize),
+    next.push_back(arith::SelectOp::create(b, carry, arith::SubIOp::create(b, slot, keys.paged.blockSize),
                                            slot));
   }
   return next;
@@ -315,22 +305,17 @@ SmallVector<Value> KernelGenerator::attentionKeyGroup(const PagedKeys &keys, Arr
     valid.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, ju, keys.hi));
     Value tableIndex = arith::SelectOp::create(b, valid[u], cursors[2 * u], keys.lastBlock);
     Value inBlock = arith::SelectOp::create(b, valid[u], cursors[2 * u + 1], keys.lastSlot);
-    Value block = toIndex(
-        load(keys.tables, add(mul(keys.seq, keys.tableWidth), tableIndex)));
-    Value kBase = add(kvRowOffset(block, inBlock, keys.slot, keys.blockSize, keys.groupLayers,
-                                  keys.kvWidth, 0),
-                      keys.headOffset);
-    Value vBase = add(kvRowOffset(block, inBlock, keys.slot, keys.blockSize, keys.groupLayers,
-                                  keys.kvWidth, 1),
-                      keys.headOffset);
-    SmallVector<Value> k = loadChunks(keys.pool, kBase, perLane, keys.chunk);
+    Value block = tableBlock(keys.paged, keys.seq, tableIndex);
+    Value kBase = add(kvRowOffset(keys.paged, block, inBlock, 0), keys.headOffset);
+    Value vBase = add(kvRowOffset(keys.paged, block, inBlock, 1), keys.headOffset);
+    SmallVector<Value> k = loadChunks(keys.paged.pool, kBase, perLane, keys.chunk);
     for (int64_t g = 0; g < group; ++g) {
       Value dot = f32(0);
       for (int64_t i = 0; i < perLane; ++i)
         dot = fma(qv[g * perLane + i], k[i], dot);
       dots.push_back(dot);
     }
-    values.push_back(loadChunks(keys.pool, vBase, perLane, keys.chunk));
+    values.push_back(loadChunks(keys.paged.pool, vBase, perLane, keys.chunk));
   }
   // Offsets below kKeyLanes stay within the lane group.
   for (int32_t offset = kKeyLanes / 2; offset > 0; offset /= 2)
@@ -536,8 +521,6 @@ KernelGenerator::Kernel KernelGenerator::prefillAttentionKernel(attn::AttentionO
   k.heads = op.getNumHeads();
   k.hd = op.getHeadDim();
   int64_t kvHeads = op.getNumKvHeads(), group = k.heads / kvHeads;
-  k.kvWidth = kvHeads * k.hd;
-  k.groupLayers = groupLayers;
   k.qStride = qStride;
   std::string name = sanitize(
       "attention_prefill_" +
@@ -561,14 +544,10 @@ KernelGenerator::Kernel KernelGenerator::prefillAttentionKernel(attn::AttentionO
   k.q = kernel.getArgument(0);
   k.positions = kernel.getArgument(1);
   k.seqs = kernel.getArgument(2);
-  k.tables = kernel.getArgument(3);
-  k.pool = kernel.getArgument(4);
+  k.paged = pagedPoolArgs(3, 4, groupLayers, kvHeads * k.hd);
   k.out = kernel.getArgument(5);
   k.partial = kernel.getArgument(11);
   k.generated = kernel.getArgument(12);
-  k.slot = toIndex(kernel.getArgument(6));
-  k.bs = toIndex(kernel.getArgument(7));
-  k.width = toIndex(kernel.getArgument(8));
   Value tokens = toIndex(kernel.getArgument(9));
   k.splits = toIndex(kernel.getArgument(10));
   // Shared memory: the key tile's K rows, then its V rows, in 16-byte
@@ -728,10 +707,7 @@ ValueRange KernelGenerator::prefillKeyTiles(const PrefillBlock &k, const Prefill
 Value KernelGenerator::prefillKeyOffset(const PrefillBlock &k, const PrefillRun &run, Value j,
                                         int64_t kv) {
   Value jc = arith::MinUIOp::create(b, arith::MaxUIOp::create(b, j, run.lo), run.last);
-  Value block = tableBlock(k.tables, run.seq, k.width, jc, k.bs);
-  return add(kvRowOffset(block, arith::RemUIOp::create(b, jc, k.bs), k.slot, k.bs,
-                         k.groupLayers, k.kvWidth, kv),
-             mul(k.kvh, index(k.hd)));
+  return add(kvRowOffsetOf(k.paged, run.seq, jc, kv), mul(k.kvh, index(k.hd)));
 }
 
 // The block stages a key tile's K and V rows in shared memory: unit u of
@@ -750,7 +726,7 @@ SmallVector<Value> KernelGenerator::prefillStageLoad(const PrefillBlock &k, cons
     Value key = add(kt, divu(u, k.keyQuads)), unit = remu(u, k.keyQuads);
     for (int64_t kv = 0; kv < 2; ++kv)
       units.push_back(memref::LoadOp::create(
-          b, k.pool, ValueRange{add(divu(prefillKeyOffset(k, run, key, kv), 8), unit)}));
+          b, k.paged.pool, ValueRange{add(divu(prefillKeyOffset(k, run, key, kv), 8), unit)}));
   }
   return units;
 }

@@ -334,20 +334,44 @@ private:
                               ValueRange{add(mul(t, index(width / 2)), p.pair)});
     });
   }
-  /// The pool block holding position j of the sequence at block-table row
-  /// `seq`: tables[seq * width + j / blockSize].
-  Value tableBlock(Value tables, Value seq, Value width, Value j, Value blockSize) {
-    return toIndex(
-        load(tables, add(mul(seq, width), arith::DivUIOp::create(b, j, blockSize))));
+  /// A KV group's paged cache as a kernel sees it: the pool (kvRowOffset's
+  /// layout), the block tables [sequence][width] and this layer's slot among
+  /// the group's groupLayers layers; kvWidth = KV heads x head_dim.
+  struct PagedPool {
+    Value pool, tables, width, blockSize, slot;
+    int64_t groupLayers = 0, kvWidth = 0;
+  };
+  /// The PagedPool of a kernel whose arguments `tablesArg` and `poolArg` are
+  /// the tables and the pool; every such kernel takes the slot, the block
+  /// size and the table width as arguments 6, 7 and 8.
+  PagedPool pagedPoolArgs(unsigned tablesArg, unsigned poolArg, int64_t groupLayers,
+                          int64_t kvWidth) {
+    PagedPool p;
+    p.tables = kernel.getArgument(tablesArg);
+    p.pool = kernel.getArgument(poolArg);
+    p.slot = toIndex(kernel.getArgument(6));
+    p.blockSize = toIndex(kernel.getArgument(7));
+    p.width = toIndex(kernel.getArgument(8));
+    p.groupLayers = groupLayers;
+    p.kvWidth = kvWidth;
+    return p;
   }
-  /// The element offset in a KV group's pool of the K (kv = 0) or V (kv = 1)
-  /// row of slot `inBlock` of `block`, for the group's layer `slot` of
-  /// `groupLayers`. Pool layout: [blocks][layers of the group][K, V][block
-  /// size][KV heads][hd]; kvWidth = KV heads x hd.
-  Value kvRowOffset(Value block, Value inBlock, Value slot, Value blockSize,
-                    int64_t groupLayers, int64_t kvWidth, int64_t kv) {
-    Value plane = add(mul(add(mul(block, index(groupLayers)), slot), index(2)), index(kv));
-    return mul(add(mul(plane, blockSize), inBlock), index(kvWidth));
+  /// The pool block at `tableIndex` of the table of the sequence at
+  /// block-table row `seq`: tables[seq * width + tableIndex].
+  Value tableBlock(const PagedPool &p, Value seq, Value tableIndex) {
+    return toIndex(load(p.tables, add(mul(seq, p.width), tableIndex)));
+  }
+  /// The element offset in the pool of the K (kv = 0) or V (kv = 1) row of
+  /// slot `inBlock` of `block`. Pool layout: [blocks][layers of the
+  /// group][K, V][block size][KV heads][head_dim].
+  Value kvRowOffset(const PagedPool &p, Value block, Value inBlock, int64_t kv) {
+    Value plane = add(mul(add(mul(block, index(p.groupLayers)), p.slot), index(2)), index(kv));
+    return mul(add(mul(plane, p.blockSize), inBlock), index(p.kvWidth));
+  }
+  /// kvRowOffset of position j of the sequence at block-table row `seq`.
+  Value kvRowOffsetOf(const PagedPool &p, Value seq, Value j, int64_t kv) {
+    Value block = tableBlock(p, seq, arith::DivUIOp::create(b, j, p.blockSize));
+    return kvRowOffset(p, block, arith::RemUIOp::create(b, j, p.blockSize), kv);
   }
 
   /// A generated kernel: its symbol in the gpu.module and what it computes
@@ -400,9 +424,9 @@ private:
   /// a branch (LLVM's 32-bit bypass) that keeps ptxas from issuing the keys'
   /// loads together. (lastBlock, lastSlot): key hi - 1, read for keys past hi.
   struct PagedKeys {
-    Value pool, tables, seq, tableWidth, blockSize, slot;
-    int64_t groupLayers = 0, kvWidth = 0, chunk = 1;
-    Value headOffset, lo, hi;
+    PagedPool paged;
+    int64_t chunk = 1;
+    Value seq, headOffset, lo, hi;
     Value stepBlocks, stepSlots, lastBlock, lastSlot;
   };
   /// The cursors [u][table index, slot] of this lane group's keys
@@ -461,10 +485,11 @@ private:
   /// kernel's arguments, the staged key tile and this lane's place.
   struct PrefillBlock {
     std::optional<int64_t> window;
-    int64_t heads = 0, hd = 0, kvWidth = 0, groupLayers = 0, qStride = 0, threads = 0;
+    int64_t heads = 0, hd = 0, qStride = 0, threads = 0;
     // 16-byte units of a key's K (or V) row, and of its row in `tile`.
     int64_t keyQuads = 0, rowQuads = 0;
-    Value q, positions, seqs, tables, pool, out, partial, generated, slot, bs, width, splits;
+    PagedPool paged;
+    Value q, positions, seqs, out, partial, generated, splits;
     // Shared memory: the key tile's K rows, then its V rows.
     Value tile;
     // The tile's first token, the block's split, KV head and query head,
