@@ -2,6 +2,8 @@
 
 #include "scheduler/Engine.h"
 
+#include "Support/ParallelFor.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -478,13 +480,43 @@ Status Engine::runStep() {
   int64_t used = kvCache_->usedBytes(bytesPerBlock_);
   stats_.peakKVBytes = std::max(stats_.peakKVBytes, used);
 
+  std::vector<int32_t> tokens = sampleTokens(batch);
   for (size_t s = 0; s < running_.size(); ++s)
-    if (Status advanced = advance(*running_[s], batch, s); !advanced.ok())
+    if (Status advanced = advance(*running_[s], batch, s, tokens[s]);
+        !advanced.ok())
       return advanced;
   return Status::success();
 }
 
-Status Engine::advance(Active &a, const StepBatch &batch, size_t s) {
+std::vector<int32_t> Engine::sampleTokens(const StepBatch &batch) {
+  std::vector<int32_t> tokens(running_.size(), 0);
+  std::vector<size_t> sampling;
+  for (size_t s = 0; s < running_.size(); ++s) {
+    const Active &a = *running_[s];
+    if (kvCache_->numComputedTokens(a.seq) + batch.chunks[s] ==
+        (int64_t)a.tokens.size())
+      sampling.push_back(s);
+  }
+  const int64_t vocab = manifest_.config.vocabSize;
+  auto sampleRow = [&](size_t i) {
+    size_t s = sampling[i];
+    int64_t row = batch.lastLogit[s] - 1;
+    tokens[s] = batch.input.greedyOnly
+                    ? output_.greedyTokens[row]
+                    : running_[s]->sampler.sample(
+                          output_.logits.data() + row * vocab, vocab);
+  };
+  // A thread per core costs more than a greedy row or two is worth.
+  if (batch.input.greedyOnly || sampling.size() < 2)
+    for (size_t i = 0; i < sampling.size(); ++i)
+      sampleRow(i);
+  else
+    parallelFor(sampling.size(), sampleRow);
+  return tokens;
+}
+
+Status Engine::advance(Active &a, const StepBatch &batch, size_t s,
+                       int32_t token) {
   const int64_t vocab = manifest_.config.vocabSize;
   int64_t chunk = batch.chunks[s], lastLogit = batch.lastLogit[s];
   int64_t begin = kvCache_->numComputedTokens(a.seq);
@@ -509,11 +541,6 @@ Status Engine::advance(Active &a, const StepBatch &batch, size_t s) {
   }
   if (end != (int64_t)a.tokens.size())
     return Status::success(); // a prefill chunk that samples nothing
-  int32_t token =
-      batch.input.greedyOnly
-          ? output_.greedyTokens[lastLogit - 1]
-          : a.sampler.sample(output_.logits.data() + (lastLogit - 1) * vocab,
-                             vocab);
   if (token < 0)
     return Status::error(
         "request " + a.request.id + ": the logits of position " +

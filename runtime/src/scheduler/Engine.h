@@ -220,11 +220,17 @@ private:
   StepBatch batchOf(std::vector<int64_t> chunks) const;
   /// The running requests' block tables, one row per request.
   void fillBlockTables(StepInput &in) const;
+  /// After the step: the token each running request samples (its chunk
+  /// reaches the end of its tokens), -1 where its logits are not finite, 0
+  /// for the others. Requests sample in parallel, each from its own random
+  /// stream, so the tokens do not depend on the threads.
+  std::vector<int32_t> sampleTokens(const StepBatch &batch);
   /// After the step: marks running request `a` (row `s` of `batch`)
-  /// computed, records its logits, and samples its next token once its
-  /// chunk reaches the end of its tokens, finishing it at max_new_tokens or
-  /// EOS. Errors: logits that are not finite; the KV cache's.
-  Status advance(Active &a, const StepBatch &batch, size_t s);
+  /// computed, records its logits, and takes `token` (sampleTokens') once
+  /// its chunk reaches the end of its tokens, finishing it at
+  /// max_new_tokens or EOS. Errors: logits that are not finite; the KV
+  /// cache's.
+  Status advance(Active &a, const StepBatch &batch, size_t s, int32_t token);
 
   Executor &executor_;
   const Manifest &manifest_;

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -102,6 +103,74 @@ TEST(SamplerTest, TopPKeepsTheSmallestSetReachingP) {
   EXPECT_EQ(f[2], 0.0);
   EXPECT_NEAR(f[0], 0.625, 0.015);
   EXPECT_NEAR(f[1], 0.375, 0.015);
+}
+
+// The definition, by a full sort: the top-k (ties: lower id first), then
+// the smallest most likely prefix whose probability reaches p; each kept
+// id's probability renormalized over that prefix.
+std::vector<double> keptDistribution(const std::vector<float> &logits, double temperature,
+                                     int64_t topK, double topP) {
+  std::vector<int> order(logits.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = (int)i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return logits[a] > logits[b]; });
+  size_t keep = topK > 0 ? std::min<size_t>(topK, order.size()) : order.size();
+  std::vector<double> w(keep);
+  double z = 0;
+  for (size_t i = 0; i < keep; ++i)
+    z += w[i] = std::exp((logits[order[i]] - logits[order[0]]) / temperature);
+  size_t size = keep;
+  double mass = 0;
+  for (size_t i = 0; i < keep; ++i)
+    if ((mass += w[i] / z) >= topP) {
+      size = i + 1;
+      break;
+    }
+  double kept = 0;
+  for (size_t i = 0; i < size; ++i)
+    kept += w[i];
+  std::vector<double> p(logits.size(), 0.0);
+  for (size_t i = 0; i < size; ++i)
+    p[order[i]] = w[i] / kept;
+  return p;
+}
+
+// Vocabularies large enough that the sampler selects candidates rather than
+// sorting: nuclei of about 115 and 80 ids (more than the first 64
+// selected), the second inside a top-k, and all ids at a temperature. Shuffled
+// logits -0.02 i: probabilities in a geometric progression.
+TEST(SamplerTest, LargeVocabulariesFollowTheDefinition) {
+  std::vector<float> logits(4096);
+  for (size_t i = 0; i < logits.size(); ++i)
+    logits[(i * 2654435761u) % logits.size()] = -0.02f * (float)i;
+  struct Case {
+    double temperature;
+    int64_t topK;
+    double topP;
+  };
+  for (Case c : {Case{1.0, 0, 0.9}, Case{1.0, 300, 0.8}, Case{2.0, 0, 1.0}}) {
+    SamplingParams p;
+    p.temperature = c.temperature;
+    p.topK = c.topK;
+    p.topP = c.topP;
+    p.seed = 12;
+    std::vector<double> expected = keptDistribution(logits, c.temperature, c.topK, c.topP);
+    std::vector<double> f = frequencies(p, logits);
+    // Single ids are rare; the ids past the 64 most likely (logit below
+    // -0.02 x 64) weigh 0.1 or more in every case.
+    double tailExpected = 0, tail = 0;
+    for (size_t id = 0; id < logits.size(); ++id) {
+      if (expected[id] == 0.0)
+        ASSERT_EQ(f[id], 0.0) << "id " << id << " is outside the kept set";
+      else
+        ASSERT_NEAR(f[id], expected[id], 0.015) << "id " << id;
+      if (logits[id] < -0.02f * 63.5f)
+        tailExpected += expected[id], tail += f[id];
+    }
+    EXPECT_GT(tailExpected, 0.09);
+    EXPECT_NEAR(tail, tailExpected, 0.015);
+  }
 }
 
 TEST(SamplerTest, SameSeedSameTokens) {
