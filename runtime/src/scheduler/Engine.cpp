@@ -480,16 +480,16 @@ Status Engine::runStep() {
   int64_t used = kvCache_->usedBytes(bytesPerBlock_);
   stats_.peakKVBytes = std::max(stats_.peakKVBytes, used);
 
-  std::vector<int32_t> tokens = sampleTokens(batch);
+  std::vector<Sampled> tokens = sampleTokens(batch);
   for (size_t s = 0; s < running_.size(); ++s)
-    if (Status advanced = advance(*running_[s], batch, s, tokens[s]);
+    if (Status advanced = advance(*running_[s], batch, s, std::move(tokens[s]));
         !advanced.ok())
       return advanced;
   return Status::success();
 }
 
-std::vector<int32_t> Engine::sampleTokens(const StepBatch &batch) {
-  std::vector<int32_t> tokens(running_.size(), 0);
+std::vector<Engine::Sampled> Engine::sampleTokens(const StepBatch &batch) {
+  std::vector<Sampled> tokens(running_.size());
   std::vector<size_t> sampling;
   for (size_t s = 0; s < running_.size(); ++s) {
     const Active &a = *running_[s];
@@ -500,11 +500,17 @@ std::vector<int32_t> Engine::sampleTokens(const StepBatch &batch) {
   const int64_t vocab = manifest_.config.vocabSize;
   auto sampleRow = [&](size_t i) {
     size_t s = sampling[i];
+    Active &a = *running_[s];
     int64_t row = batch.lastLogit[s] - 1;
-    tokens[s] = batch.input.greedyOnly
-                    ? output_.greedyTokens[row]
-                    : running_[s]->sampler.sample(
-                          output_.logits.data() + row * vocab, vocab);
+    const float *logits = output_.logits.data() + row * vocab;
+    Sampled &out = tokens[s];
+    out.token = batch.input.greedyOnly ? output_.greedyTokens[row]
+                                       : a.sampler.sample(logits, vocab);
+    if (out.token >= 0 && a.request.topLogprobs >= 0) {
+      out.logprobs.emplace();
+      logSoftmaxAt(logits, vocab, out.token, a.request.topLogprobs,
+                   out.logprobs->logprob, out.logprobs->top);
+    }
   };
   // A thread per core costs more than a greedy row or two is worth.
   if (batch.input.greedyOnly || sampling.size() < 2)
@@ -516,7 +522,8 @@ std::vector<int32_t> Engine::sampleTokens(const StepBatch &batch) {
 }
 
 Status Engine::advance(Active &a, const StepBatch &batch, size_t s,
-                       int32_t token) {
+                       Sampled sampled) {
+  int32_t token = sampled.token;
   const int64_t vocab = manifest_.config.vocabSize;
   int64_t chunk = batch.chunks[s], lastLogit = batch.lastLogit[s];
   int64_t begin = kvCache_->numComputedTokens(a.seq);
@@ -548,12 +555,8 @@ Status Engine::advance(Active &a, const StepBatch &batch, size_t s,
         " are not finite (NaN or infinite): the weights or the computation "
         "overflowed, and no token can be sampled");
   a.result.generatedIds.push_back(token);
-  if (a.request.topLogprobs >= 0) {
-    TokenLogprobs lp;
-    logSoftmaxAt(output_.logits.data() + (lastLogit - 1) * vocab, vocab, token,
-                 a.request.topLogprobs, lp.logprob, lp.top);
-    a.result.logprobs.push_back(std::move(lp));
-  }
+  if (sampled.logprobs)
+    a.result.logprobs.push_back(std::move(*sampled.logprobs));
   const auto &eos = options_.eosTokenIds ? *options_.eosTokenIds
                                          : manifest_.config.eosTokenIds;
   bool isEos = std::find(eos.begin(), eos.end(), token) != eos.end();

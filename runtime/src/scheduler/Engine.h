@@ -220,17 +220,23 @@ private:
   StepBatch batchOf(std::vector<int64_t> chunks) const;
   /// The running requests' block tables, one row per request.
   void fillBlockTables(StepInput &in) const;
-  /// After the step: the token each running request samples (its chunk
-  /// reaches the end of its tokens), -1 where its logits are not finite, 0
-  /// for the others. Requests sample in parallel, each from its own random
-  /// stream, so the tokens do not depend on the threads.
-  std::vector<int32_t> sampleTokens(const StepBatch &batch);
+  /// A running request's token of the step: -1 where its logits are not
+  /// finite; with top_logprobs, its log-probabilities.
+  struct Sampled {
+    int32_t token = 0;
+    std::optional<TokenLogprobs> logprobs;
+  };
+  /// After the step: the token of each running request that samples (its
+  /// chunk reaches the end of its tokens). Requests sample in parallel,
+  /// each from its own random stream, so the tokens do not depend on the
+  /// threads.
+  std::vector<Sampled> sampleTokens(const StepBatch &batch);
   /// After the step: marks running request `a` (row `s` of `batch`)
-  /// computed, records its logits, and takes `token` (sampleTokens') once
-  /// its chunk reaches the end of its tokens, finishing it at
+  /// computed, records its logits, and takes `sampled` (sampleTokens')
+  /// once its chunk reaches the end of its tokens, finishing it at
   /// max_new_tokens or EOS. Errors: logits that are not finite; the KV
   /// cache's.
-  Status advance(Active &a, const StepBatch &batch, size_t s, int32_t token);
+  Status advance(Active &a, const StepBatch &batch, size_t s, Sampled sampled);
 
   Executor &executor_;
   const Manifest &manifest_;
