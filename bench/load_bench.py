@@ -17,11 +17,12 @@ Each run is one cohere2c-run; its stderr gives the figures ("ready:", "prefill:"
 import argparse
 import json
 import os
-import random
 import re
 import subprocess
 import sys
 import time
+
+from random_requests import write_requests
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -50,14 +51,6 @@ def figures(stderr):
     return out
 
 
-def requests_file(path, vocab, count, prompt, new, seed=0):
-    rng = random.Random(seed)
-    with open(path, "w") as f:
-        for i in range(count):
-            ids = [rng.randrange(6, vocab) for _ in range(prompt)]
-            f.write(json.dumps({"id": f"r{i}", "prompt_ids": ids, "max_new_tokens": new}) + "\n")
-
-
 def command_a(args, rows):
     artifact = os.path.join(args.artifacts, "command-a-fp8-rowwise.so")
     vocab = json.load(open(os.path.join(ROOT, "test/data/configs/command-a.config.json")))["vocab_size"]
@@ -66,7 +59,7 @@ def command_a(args, rows):
              ("prefill 8192", 1, 8192, 1)]
     for name, batch, prompt, new in cases:
         reqs = os.path.join(args.work, f"command-a-{batch}-{prompt}.jsonl")
-        requests_file(reqs, vocab, batch, prompt, new)
+        write_requests(reqs, batch, prompt, new, vocab)
         log = os.path.join(args.work, f"command-a-{batch}-{prompt}.err")
         status, wall, rss, err = run([args.run, artifact, "--random-weights", "1", "--requests", reqs,
                                       "--max-batch", str(batch), "--ignore-eos"], log)
@@ -89,7 +82,7 @@ def du(path):
 def r7b(args, rows):
     vocab = 256000
     reqs = os.path.join(args.work, "r7b-load.jsonl")
-    requests_file(reqs, vocab, 1, 16, 8)
+    write_requests(reqs, 1, 16, 8, vocab)
     for precision, checkpoint in (("bf16", "checkpoint"), ("fp8-rowwise", "checkpoint-fp8")):
         ckpt = os.path.join(args.work, checkpoint)
         artifact = os.path.join(args.artifacts, f"command-r7b-{precision}.so")

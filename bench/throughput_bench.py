@@ -30,6 +30,8 @@ import sys
 import tempfile
 import time
 
+from random_requests import random_prompt, write_requests
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -46,14 +48,6 @@ def parse_cases(text):
 def vocab_of(config):
     with open(config) as f:
         return json.load(f)["vocab_size"]
-
-
-def write_requests(path, n, isl, osl, vocab, seed):
-    rng = random.Random(seed)
-    with open(path, "w") as f:
-        for i in range(n):
-            ids = [rng.randrange(10, vocab) for _ in range(isl)]
-            f.write(json.dumps({"id": f"r{i}", "prompt_ids": ids, "max_new_tokens": osl}) + "\n")
 
 
 def percentile(values, q):
@@ -98,7 +92,7 @@ def run_hf(isl, osl, batches):
     figures = []
     for batch in batches:
         rng = random.Random(batch)
-        ids = torch.tensor([[rng.randrange(10, vocab) for _ in range(isl)] for _ in range(batch)],
+        ids = torch.tensor([random_prompt(rng, vocab, isl) for _ in range(batch)],
                            device="cuda")
         kwargs = dict(max_new_tokens=osl, min_new_tokens=osl, do_sample=False,
                       attention_mask=torch.ones_like(ids))
