@@ -16,6 +16,7 @@
 #define COHERE2C_TOOLS_RUN_REQUESTSFILE_H
 
 #include "Handles.h"
+#include "CommandLine.h"
 
 #include <nlohmann/json.hpp>
 
@@ -30,13 +31,6 @@ namespace cohere2c {
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
-/// The finite numbers for which `ok` holds, described by `what`; one range
-/// serves an option and the requests file's field alike.
-struct NumberRange {
-  const char *what;
-  bool (*ok)(double);
-  bool holds(double v) const { return std::isfinite(v) && ok(v); }
-};
 constexpr NumberRange kTemperatureRange{"a number >= 0",
                                         [](double t) { return t >= 0; }};
 constexpr NumberRange kTopPRange{"a number in (0, 1]",

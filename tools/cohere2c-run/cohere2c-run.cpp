@@ -39,19 +39,6 @@ namespace {
 
 constexpr const char *kTool = "cohere2c-run";
 
-/// A number in `range`. CLI::Range lets NaN through, and a double option
-/// takes "inf".
-CLI::Validator finiteNumber(NumberRange range) {
-  return CLI::Validator(
-      [range](std::string &input) -> std::string {
-        double value;
-        if (!CLI::detail::lexical_cast(input, value) || !range.holds(value))
-          return "Value " + input + " is not " + range.what;
-        return "";
-      },
-      range.what);
-}
-
 /// "5,17,33": decimal ids separated by commas, nothing else (no spaces, no
 /// empty items).
 StatusOr<std::vector<int32_t>> parseIds(const std::string &text) {

@@ -57,6 +57,17 @@ CLI::Validator uint64Number() {
       "UINT64");
 }
 
+CLI::Validator finiteNumber(NumberRange range) {
+  return CLI::Validator(
+      [range](std::string &input) -> std::string {
+        double value;
+        if (!CLI::detail::lexical_cast(input, value) || !range.holds(value))
+          return "Value " + input + " is not " + range.what;
+        return "";
+      },
+      range.what);
+}
+
 CLI::Option *addIntegerOption(CLI::App &app, const std::string &name,
                               int64_t &value, const std::string &help,
                               int64_t low, int64_t high) {
@@ -98,7 +109,8 @@ void addEngineOptions(CLI::App &app, cohere2c_engine_options_t &engine) {
                    1, kInt32Max);
   app.add_option("--gpu-memory-utilization", engine.gpu_memory_utilization,
                  "cuda: the fraction of the device's memory to take")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(finiteNumber(
+          {"a number in (0, 1]", [](double u) { return u > 0 && u <= 1; }}))
       ->capture_default_str();
   app.add_flag_callback(
       "--no-prefix-cache", [&engine] { engine.prefix_cache = false; },

@@ -15,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -40,6 +41,18 @@ CLI::Validator integerIn(int64_t low, int64_t high);
 /// A decimal integer in [0, 2^64 - 1] (seeds): "Value TEXT is not an
 /// integer in [0, 2^64 - 1]" otherwise.
 CLI::Validator uint64Number();
+
+/// The finite numbers for which `ok` holds, described by `what`; one range
+/// serves an option and a requests file's field alike.
+struct NumberRange {
+  const char *what;
+  bool (*ok)(double);
+  bool holds(double v) const { return std::isfinite(v) && ok(v); }
+};
+
+/// A number in `range`: "Value TEXT is not WHAT" otherwise. CLI::Range lets
+/// NaN through, and a double option takes "inf".
+CLI::Validator finiteNumber(NumberRange range);
 
 /// Adds the option `name` into `value`, checked by integerIn(low, high),
 /// with its default shown in --help.
