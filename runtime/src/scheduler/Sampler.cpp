@@ -48,27 +48,6 @@ int32_t greedyToken(const float *x, int64_t n) {
   return check == 0.0f && n > 0 ? (int32_t)bestAt : -1;
 }
 
-void logSoftmaxAt(const float *logits, int64_t vocab, int32_t token,
-                  int32_t top, float &logprob,
-                  std::vector<std::pair<int32_t, float>> &topEntries) {
-  double max = *std::max_element(logits, logits + vocab), sum = 0;
-  for (int64_t i = 0; i < vocab; ++i)
-    sum += std::exp((double)logits[i] - max);
-  double logZ = max + std::log(sum);
-  logprob = (float)(logits[token] - logZ);
-  std::vector<int32_t> order(vocab);
-  std::iota(order.begin(), order.end(), 0);
-  int64_t keep = std::min<int64_t>(std::max(top, 0), vocab);
-  std::partial_sort(order.begin(), order.begin() + keep, order.end(),
-                    [&](int32_t a, int32_t b) {
-                      return logits[a] > logits[b] ||
-                             (logits[a] == logits[b] && a < b);
-                    });
-  topEntries.clear();
-  for (int64_t i = 0; i < keep; ++i)
-    topEntries.push_back({order[i], (float)(logits[order[i]] - logZ)});
-}
-
 namespace {
 
 /// Up to this many most likely ids are found through a heap.
@@ -90,6 +69,8 @@ std::vector<int32_t> mostLikely(const float *logits, int64_t vocab, int64_t coun
     return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
   };
   std::vector<Entry> entries;
+  if (count <= 0)
+    return {};
   if (count <= kHeapSelection && count < vocab) {
     std::priority_queue<float, std::vector<float>, std::greater<float>> largest;
     for (int64_t i = 0; i < vocab; ++i)
@@ -119,6 +100,19 @@ std::vector<int32_t> mostLikely(const float *logits, int64_t vocab, int64_t coun
 }
 
 } // namespace
+
+void logSoftmaxAt(const float *logits, int64_t vocab, int32_t token,
+                  int32_t top, float &logprob,
+                  std::vector<std::pair<int32_t, float>> &topEntries) {
+  double max = *std::max_element(logits, logits + vocab), sum = 0;
+  for (int64_t i = 0; i < vocab; ++i)
+    sum += std::exp((double)logits[i] - max);
+  double logZ = max + std::log(sum);
+  logprob = (float)(logits[token] - logZ);
+  topEntries.clear();
+  for (int32_t id : mostLikely(logits, vocab, std::min<int64_t>(std::max(top, 0), vocab)))
+    topEntries.push_back({id, (float)(logits[id] - logZ)});
+}
 
 int32_t Sampler::sample(const float *logits, int64_t vocab) {
   int32_t greedy = greedyToken(logits, vocab);

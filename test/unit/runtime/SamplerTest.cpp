@@ -173,6 +173,45 @@ TEST(SamplerTest, LargeVocabulariesFollowTheDefinition) {
   }
 }
 
+// exp(logits) 1, 3, 2, 2: Z = 8; the top entries by probability, ties by
+// the lower id; none asked, none given.
+TEST(SamplerTest, LogSoftmaxAtGivesTheTokenAndTheMostLikely) {
+  std::vector<float> logits = {0.0f, std::log(3.0f), std::log(2.0f), std::log(2.0f)};
+  float logprob = 0;
+  std::vector<std::pair<int32_t, float>> top;
+  logSoftmaxAt(logits.data(), 4, 1, 3, logprob, top);
+  EXPECT_NEAR(logprob, std::log(3.0 / 8), 1e-6);
+  ASSERT_EQ(top.size(), 3u);
+  EXPECT_EQ(top[0].first, 1);
+  EXPECT_EQ(top[1].first, 2);
+  EXPECT_EQ(top[2].first, 3);
+  EXPECT_NEAR(top[2].second, std::log(2.0 / 8), 1e-6);
+  logSoftmaxAt(logits.data(), 4, 0, 0, logprob, top);
+  EXPECT_NEAR(logprob, std::log(1.0 / 8), 1e-6);
+  EXPECT_TRUE(top.empty());
+  // More asked than there are ids: all of them.
+  logSoftmaxAt(logits.data(), 4, 0, 20, logprob, top);
+  EXPECT_EQ(top.size(), 4u);
+}
+
+// Over 50,000 ids, the 20 most likely are those of a full sort.
+TEST(SamplerTest, LogSoftmaxAtTopMatchesASort) {
+  std::vector<float> logits(50000);
+  for (size_t i = 0; i < logits.size(); ++i)
+    logits[i] = std::sin(0.7f * i) * 5.0f + (float)(i % 7);
+  std::vector<int32_t> order(logits.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = (int32_t)i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+  float logprob = 0;
+  std::vector<std::pair<int32_t, float>> top;
+  logSoftmaxAt(logits.data(), logits.size(), 0, 20, logprob, top);
+  ASSERT_EQ(top.size(), 20u);
+  for (size_t i = 0; i < 20; ++i)
+    EXPECT_EQ(top[i].first, order[i]) << "rank " << i;
+}
+
 TEST(SamplerTest, SameSeedSameTokens) {
   SamplingParams p;
   p.temperature = 1.0;
