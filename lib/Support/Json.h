@@ -220,8 +220,9 @@ inline std::optional<DuplicateKey> findDuplicateKey(std::string_view text) {
 
 /// `text` parsed, or an error starting with `source` (the file, or the file
 /// and line; nothing when empty): "<source>: arrays and objects nested more
-/// than 64 levels deep (from byte 17)" or "<source>: not valid JSON: parse
-/// error at line 2, column 1: ...". Callers check the type of what they get.
+/// than 64 levels deep (from byte 17)", "<source>: not valid JSON: a NUL
+/// byte at byte 9" or "<source>: not valid JSON: parse error at line 2,
+/// column 1: ...". Callers check the type of what they get.
 template <typename Json = nlohmann::json>
 StatusOr<Json> parseJson(std::string_view text, const std::string &source) {
   std::string prefix = source.empty() ? "" : source + ": ";
@@ -231,6 +232,10 @@ StatusOr<Json> parseJson(std::string_view text, const std::string &source) {
                          std::to_string(kMaxJsonDepth) +
                          " levels deep (from byte " + std::to_string(tooDeep) +
                          ")");
+  // nlohmann's lexer takes a NUL byte for the end of the input, and JSON has
+  // no place for one (raw, not even in a string).
+  if (size_t nul = text.find('\0'); nul != std::string_view::npos)
+    return Status::error(prefix + "not valid JSON: a NUL byte at byte " + std::to_string(nul));
   Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!value.is_discarded())
     return value;

@@ -143,12 +143,14 @@ void addSamplingOptions(CLI::App &app, Options &o) {
       ->check(finiteNumber(kTopPRange))
       ->capture_default_str();
   app.add_option("--seed", o.defaults.options.seed, "sampling seed")
-      ->check(uint64Number())
+      ->transform(uint64Number())
       ->capture_default_str();
 }
 
 /// Combinations CLI11 does not check, and the output folders.
 Status checkOptions(const Options &o) {
+  if (std::optional<std::string> error = engineOptionsError(o.engine))
+    return Status::error(*error);
   if (!o.single() && o.requests.empty() && o.perplexity.empty())
     return Status::error(
         "give --prompt, --chat, --prompt-ids, --requests or --perplexity");
@@ -560,5 +562,5 @@ int main(int argc, char **argv) {
                  "since\n";
     interruptExit(signal);
   }
-  return ran.ok() ? 0 : fail(kTool, ran.message());
+  return ran.ok() ? exitAfterStdout(kTool, 0) : fail(kTool, ran.message());
 }

@@ -40,10 +40,12 @@ std::optional<int> parseOptions(int argc, char **argv, Options &o) {
   app.add_option("--tokenizer", o.tokenizer,
                  "take the tokenizer, chat template and generation config from "
                  "this folder, "
-                 "not from the artifact");
+                 "not from the artifact")
+      ->check(CLI::ExistingDirectory);
   app.add_option("--host", o.http.host, "address to listen on")
       ->capture_default_str();
   app.add_option("--port", o.http.port, "port (0: any free one)")
+      ->transform(integerIn(0, 65535))
       ->capture_default_str();
   app.add_option("--api-key", o.apiKey, "require Authorization: Bearer KEY");
   app.add_option(
@@ -56,16 +58,20 @@ std::optional<int> parseOptions(int argc, char **argv, Options &o) {
                    1, std::numeric_limits<int64_t>::max());
   app.add_option("--max-body-bytes", o.http.maxBodyBytes,
                  "larger request bodies get 413")
+      ->transform(integerIn(1, std::numeric_limits<int64_t>::max()))
       ->capture_default_str();
   addIntegerOption(app, "--idle-timeout", o.idleTimeoutSeconds,
                    "seconds a connection may take to send a whole request", 1,
                    86400);
   app.add_option("--shutdown-grace", o.shutdownGraceSeconds,
                  "seconds requests in flight may take to finish after SIGTERM")
-      ->check(CLI::Range(0.0, 3600.0))
+      ->check(finiteNumber({"a number in [0, 3600]",
+                            [](double s) { return s >= 0 && s <= 3600; }}))
       ->capture_default_str();
   if (std::optional<int> exit = parseCommandLine(app, argc, argv, kTool))
     return exit;
+  if (std::optional<std::string> error = engineOptionsError(o.engine))
+    return fail(kTool, *error);
   o.http.idleTimeout = std::chrono::seconds(o.idleTimeoutSeconds);
   if (o.modelName.empty())
     o.modelName = std::filesystem::path(o.artifact).stem().string();

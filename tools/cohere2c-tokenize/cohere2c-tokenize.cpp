@@ -170,5 +170,5 @@ int main(int argc, char **argv) {
                                                json::error_handler_t::replace)
               << "\n";
   }
-  return status;
+  return exitAfterStdout(kTool, status);
 }

@@ -4,7 +4,9 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <limits>
 
@@ -13,6 +15,15 @@ namespace cohere2c {
 int fail(std::string_view tool, std::string_view message) {
   std::cerr << tool << ": error: " << message << "\n";
   return 1;
+}
+
+int exitAfterStdout(std::string_view tool, int status) {
+  errno = 0;
+  std::cout.flush();
+  if (std::fflush(stdout) == 0 && std::cout && !std::ferror(stdout))
+    return status;
+  return fail(tool, std::string("stdout: ") +
+                        (errno ? std::strerror(errno) : "write failed"));
 }
 
 std::optional<int> parseCommandLine(CLI::App &app, int argc, char **argv,
@@ -38,6 +49,8 @@ CLI::Validator integerIn(int64_t low, int64_t high) {
         if (input.empty() || std::isspace((unsigned char)input[0]) ||
             *end != '\0' || errno == ERANGE || value < low || value > high)
           return "Value " + input + " is not " + what;
+        // CLI11 converts with base 0: "010" would be 8.
+        input = std::to_string(value);
         return "";
       },
       what);
@@ -48,10 +61,11 @@ CLI::Validator uint64Number() {
       [](std::string &input) -> std::string {
         char *end = nullptr;
         errno = 0;
-        std::strtoull(input.c_str(), &end, 10);
+        unsigned long long value = std::strtoull(input.c_str(), &end, 10);
         if (input.empty() || !std::isdigit((unsigned char)input[0]) ||
             *end != '\0' || errno == ERANGE)
           return "Value " + input + " is not an integer in [0, 2^64 - 1]";
+        input = std::to_string(value); // as integerIn: decimal, not base 0
         return "";
       },
       "UINT64");
@@ -72,7 +86,7 @@ CLI::Option *addIntegerOption(CLI::App &app, const std::string &name,
                               int64_t &value, const std::string &help,
                               int64_t low, int64_t high) {
   return app.add_option(name, value, help)
-      ->check(integerIn(low, high))
+      ->transform(integerIn(low, high))
       ->capture_default_str();
 }
 
@@ -80,9 +94,10 @@ void addWeightsOptions(CLI::App &app, std::string &checkpoint,
                        std::optional<uint64_t> &randomSeed) {
   auto *fromCheckpoint =
       app.add_option("--checkpoint", checkpoint,
-                     "bind weights from a Hugging Face checkpoint folder");
+                     "bind weights from a Hugging Face checkpoint folder")
+          ->check(CLI::ExistingDirectory);
   app.add_option("--random-weights", randomSeed, "bind seeded random weights")
-      ->check(uint64Number())
+      ->transform(uint64Number())
       ->excludes(fromCheckpoint);
 }
 
@@ -115,6 +130,13 @@ void addEngineOptions(CLI::App &app, cohere2c_engine_options_t &engine) {
   app.add_flag_callback(
       "--no-prefix-cache", [&engine] { engine.prefix_cache = false; },
       "never reuse cached prefixes");
+}
+
+std::optional<std::string> engineOptionsError(const cohere2c_engine_options_t &engine) {
+  if (engine.max_num_batched_tokens < engine.max_batch)
+    return "--max-num-batched-tokens (" + std::to_string(engine.max_num_batched_tokens) +
+           ") must be at least --max-batch (" + std::to_string(engine.max_batch) + ")";
+  return std::nullopt;
 }
 
 } // namespace cohere2c

@@ -27,6 +27,10 @@ namespace cohere2c {
 /// 1, the tools' exit status for an error.
 int fail(std::string_view tool, std::string_view message);
 
+/// `status` once everything written to stdout has reached it; else, as
+/// fail, "TOOL: error: stdout: REASON" (a full disk, a closed file) and 1.
+int exitAfterStdout(std::string_view tool, int status);
+
 /// Parses `argv` into `app`'s options. std::nullopt: go on; else the status
 /// the tool exits with: 0 after --help (printed), 1 after a parse error
 /// (printed by fail, so it starts with the tool's name like every error).
@@ -34,8 +38,9 @@ std::optional<int> parseCommandLine(CLI::App &app, int argc, char **argv,
                                     std::string_view tool);
 
 /// A decimal integer in [low, high]: "Value TEXT is not an integer in
-/// [LOW, HIGH]" otherwise. CLI11 itself reads "-1" into a uint64_t as
-/// 2^64 - 1 and saturates integers past the type's range.
+/// [LOW, HIGH]" otherwise; the text is rewritten in canonical decimal for
+/// CLI11, which would read "010" as octal. CLI11 itself also reads "-1"
+/// into a uint64_t as 2^64 - 1 and saturates integers past the type's range.
 CLI::Validator integerIn(int64_t low, int64_t high);
 
 /// A decimal integer in [0, 2^64 - 1] (seeds): "Value TEXT is not an
@@ -70,6 +75,11 @@ void addWeightsOptions(CLI::App &app, std::string &checkpoint,
 /// --max-num-batched-tokens, --gpu-memory-utilization and --no-prefix-cache
 /// (which clears prefix_cache).
 void addEngineOptions(CLI::App &app, cohere2c_engine_options_t &engine);
+
+/// What addEngineOptions' flags do not check one by one, in their terms:
+/// "--max-num-batched-tokens (N) must be at least --max-batch (M)" (every
+/// running request decodes a token in each step); std::nullopt if none.
+std::optional<std::string> engineOptionsError(const cohere2c_engine_options_t &engine);
 
 } // namespace cohere2c
 

@@ -66,6 +66,15 @@ TEST(JsonTest, IgnoresBracketsInStrings) {
   EXPECT_EQ((*value)["c"][0], "]]]");
 }
 
+// nlohmann alone stops at a NUL byte and takes what came before as the
+// document: {"a": 1} followed by anything.
+TEST(JsonTest, RefusesANulByte) {
+  std::string text("{\"a\": 1}\0{\"garbage", 18);
+  StatusOr<json> value = parseJson(text, "nul.json");
+  ASSERT_FALSE(value.ok());
+  EXPECT_EQ(value.status().message(), "nul.json: not valid JSON: a NUL byte at byte 8");
+}
+
 TEST(JsonTest, ReportsWhereJsonIsInvalid) {
   StatusOr<json> value = parseJson("{\"a\": 1,\n}", "bad.json");
   ASSERT_FALSE(value.ok());
