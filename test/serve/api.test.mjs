@@ -5,6 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import http from 'node:http';
 import { chats, reference, referenceAnswer, startServer } from './harness.mjs';
 
 const greedy = { model: 'trained-cohere2-f32', temperature: 0, max_tokens: 32 };
@@ -215,7 +216,37 @@ describe('access and limits', () => {
       await assert.rejects(server.client({ apiKey: 'wrong' }).models.list(), (e) => e.status === 401);
       const ok = await server.client({ apiKey: 'sesame' }).models.list();
       assert.equal(ok.data.length, 1);
+      // The scheme is case-insensitive (RFC 9110 11.1); the key is not.
+      const lower = (key) => fetch(`${server.url}/v1/models`, { headers: { authorization: `bearer ${key}` } });
+      assert.equal((await lower('sesame')).status, 200);
+      assert.equal((await lower('SESAME')).status, 401);
       assert.equal((await fetch(`${server.url}/health`)).status, 200);
+    } finally {
+      assert.equal(await server.stop(), 0);
+    }
+  });
+
+  // A client that asks for "100 Continue" before its body gets it (curl
+  // does above 1 MiB, and waits a second without it); a body in a transfer
+  // coding the server cannot read is refused with 501.
+  it('answers Expect: 100-continue, and refuses a gzip body', async () => {
+    const server = await startServer([]);
+    try {
+      const { port } = new URL(server.url);
+      const body = JSON.stringify({ messages: chats.chat_cruft, max_tokens: 1 });
+      const status = await new Promise((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/chat/completions',
+                                   headers: { Expect: '100-continue', 'Content-Type': 'application/json',
+                                              'Content-Length': Buffer.byteLength(body) } });
+        const waiting = setTimeout(() => reject(new Error('no 100 Continue in 5 s')), 5000);
+        req.on('continue', () => { clearTimeout(waiting); req.end(body); });
+        req.on('response', (res) => { res.resume(); resolve(res.statusCode); });
+        req.on('error', reject);
+      });
+      assert.equal(status, 200);
+      const raw = execFileSync('curl', ['-s', '-w', ' %{http_code}', '-H', 'Transfer-Encoding: gzip',
+                                        '--data-binary', '{}', `${server.url}/v1/chat/completions`]).toString();
+      assert.match(raw, /not supported \(only chunked\).* 501$/);
     } finally {
       assert.equal(await server.stop(), 0);
     }

@@ -3,7 +3,9 @@
 #include "serve/Api.h"
 #include "Support/Json.h"
 
+#include <cctype>
 #include <ctime>
+#include <string_view>
 
 namespace cohere2c::serve {
 
@@ -25,6 +27,18 @@ bool sameSecret(const std::string &a, const std::string &b) {
   for (size_t i = 0; i < a.size() && i < b.size(); ++i)
     diff |= (unsigned char)(a[i] ^ b[i]);
   return diff == 0;
+}
+
+/// The token of "Bearer TOKEN" (the scheme case-insensitive, RFC 9110
+/// 11.1); empty for any other value.
+std::string bearerToken(const std::string &authorization) {
+  constexpr std::string_view kScheme = "bearer ";
+  if (authorization.size() <= kScheme.size())
+    return "";
+  for (size_t i = 0; i < kScheme.size(); ++i)
+    if (std::tolower((unsigned char)authorization[i]) != kScheme[i])
+      return "";
+  return authorization.substr(kScheme.size());
 }
 
 } // namespace
@@ -59,8 +73,7 @@ HttpResponse Api::handle(const HttpRequest &request, StreamWriter &stream) {
       std::find(std::begin(kPost), std::end(kPost), path) != std::end(kPost);
   if (!known)
     return errorResponse({404, "no route " + request.method + " " + path});
-  if (!apiKey_.empty() &&
-      !sameSecret(request.authorization, "Bearer " + apiKey_))
+  if (!apiKey_.empty() && !sameSecret(bearerToken(request.authorization), apiKey_))
     return errorResponse(
         {401, "a missing or wrong API key (Authorization: Bearer KEY)"});
   if (path == "/v1/models")

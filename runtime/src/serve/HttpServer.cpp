@@ -170,13 +170,31 @@ bool HttpServer::Impl::exchange(tcp::socket &socket,
   parser.body_limit(options.maxBodyBytes);
   parser.header_limit(64 * 1024);
   beast::error_code ec;
-  http::read(socket, buffer, parser, ec);
+  http::read_header(socket, buffer, parser, ec);
   setIdle(socket.native_handle(), false);
   auto reply = [&](const HttpResponse &r, bool keepAlive) {
     beast::error_code written;
     http::write(socket, toBeast(r, keepAlive), written);
     return keepAlive && !written;
   };
+  if (!ec) {
+    // A body in a transfer coding other than chunked cannot be read (RFC
+    // 9112 6.1: 501); a client that waits for "100 Continue" before its
+    // body gets it (curl does for bodies over 1 MiB, for a second).
+    const auto &head = parser.get();
+    if (head.count(http::field::transfer_encoding) && !parser.chunked())
+      return reply(Api::errorResponse(
+                       {501, "the transfer coding " +
+                                 std::string(head[http::field::transfer_encoding]) +
+                                 " is not supported (only chunked)"}),
+                   false);
+    if (beast::iequals(head[http::field::expect], "100-continue")) {
+      http::response<http::empty_body> go{http::status::continue_, head.version()};
+      http::write(socket, go, ec);
+    }
+    if (!ec)
+      http::read(socket, buffer, parser, ec);
+  }
   if (ec == http::error::body_limit)
     return reply(
         Api::errorResponse({413, "the body is larger than " +
