@@ -137,6 +137,9 @@ describe('completions', () => {
       // Fields that would change the answer and are not implemented are refused, not ignored.
       [JSON.stringify({ messages: chats.chat_cruft, logit_bias: { 19: -100 } }), 400],
       [JSON.stringify({ messages: chats.chat_cruft, presence_penalty: 0.5 }), 400],
+      [JSON.stringify({ messages: chats.chat_cruft, model: 5 }), 400],
+      [JSON.stringify({ messages: chats.chat_cruft, tools: 'x' }), 400],
+      [JSON.stringify({ messages: chats.chat_cruft, documents: 5 }), 400],
     ];
     for (const [body, status] of cases) {
       const r = await post(body);
@@ -147,6 +150,8 @@ describe('completions', () => {
     }
     const roles = await (await post(cases[5][0])).json();
     assert.match(roles.error.message, /Conversation roles must alternate/);
+    for (const [at, param] of [[11, 'model'], [12, 'tools'], [13, 'documents']])
+      assert.equal((await (await post(cases[at][0])).json()).error.param, param, cases[at][0]);
     const bias = await (await post(cases[9][0])).json();
     assert.equal(bias.error.param, 'logit_bias');
     // Their neutral values are accepted.

@@ -94,9 +94,10 @@ HttpResponse Api::completions(const HttpRequest &request, StreamWriter &stream,
   json body;
   CompletionSpec spec;
   std::optional<ApiError> error = parseBody(request.body, body);
+  if (!error && body.contains("model") && !body["model"].is_string())
+    error = ApiError::badRequest("model must be a string", "model");
   if (!error && body.contains("model") &&
-      (!body["model"].is_string() ||
-       body["model"].get<std::string>() != modelName_))
+      body["model"].get<std::string>() != modelName_)
     error = ApiError{404,
                      "the model " + jsonExcerpt(body["model"]) +
                          " does not exist (this server "

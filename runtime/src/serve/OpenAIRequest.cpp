@@ -247,8 +247,11 @@ std::optional<ApiError> parseChatRequest(const json &body,
       return error;
   }
   for (const char *field : {"documents", "tools"})
-    if (const json *v = fields.get(field))
+    if (const json *v = fields.get(field)) {
+      if (!v->is_array())
+        return ApiError::badRequest(std::string(field) + " must be an array", field);
       chat[field] = *v;
+    }
   auto ids = text.encodeChat(chat, /*addGenerationPrompt=*/true);
   if (!ids.ok())
     return ApiError::badRequest(ids.status().message(), "messages");

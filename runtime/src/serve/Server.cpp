@@ -122,9 +122,12 @@ cohere2c_status_t runServer(const ServerOptions &o) {
   auto server = HttpServer::listen(o.http, api);
   if (!server.ok())
     return capi::statusOf(server.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+  // An IPv6 address is bracketed in a URL (RFC 3986 3.2.2).
+  bool ipv6 = o.http.host.find(':') != std::string::npos;
   std::fprintf(stderr,
-               "cohere2c-serve: listening on http://%s:%u (loading %s)\n",
-               o.http.host.c_str(), (*server)->port(), o.artifact.c_str());
+               "cohere2c-serve: listening on http://%s%s%s:%u (loading %s)\n",
+               ipv6 ? "[" : "", o.http.host.c_str(), ipv6 ? "]" : "",
+               (*server)->port(), o.artifact.c_str());
   std::thread acceptor([&] { (*server)->run(); });
   // A signal while loading ends the process at once: nothing is in flight.
   // Once serving, the first stops accepting and runServer shuts down
