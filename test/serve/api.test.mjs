@@ -150,6 +150,9 @@ describe('completions', () => {
     }
     const roles = await (await post(cases[5][0])).json();
     assert.match(roles.error.message, /Conversation roles must alternate/);
+    const overContext = await (await post(cases[7][0])).json();
+    assert.equal(overContext.error.param, 'max_tokens');
+    assert.match(overContext.error.message, /^max_tokens \(5000\) is more than the \d+ tokens the context \(2048\) leaves/);
     for (const [at, param] of [[11, 'model'], [12, 'tools'], [13, 'documents']])
       assert.equal((await (await post(cases[at][0])).json()).error.param, param, cases[at][0]);
     const bias = await (await post(cases[9][0])).json();

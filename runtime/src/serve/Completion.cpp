@@ -114,6 +114,13 @@ private:
                 " tokens) is longer than the context (" +
                 std::to_string(ctx.contextLength) + " tokens)",
             spec.chat ? "messages" : "prompt");
+      if (spec.maxTokens && *spec.maxTokens > room)
+        return ApiError::badRequest(
+            "max_tokens (" + std::to_string(*spec.maxTokens) + ") is more than the " +
+                std::to_string(room) + " tokens the context (" +
+                std::to_string(ctx.contextLength) + ") leaves after the prompt (" +
+                std::to_string(prompt.size()) + " tokens)",
+            "max_tokens");
       cohere2c_request_options_t &o = r.options;
       o.max_new_tokens = spec.maxTokens.value_or(room);
       o.temperature = spec.temperature;
