@@ -131,6 +131,17 @@ StatusOr<json> answer(const text::ModelText &model, const std::string &line) {
               request.contains("messages");
   if (kinds != 1)
     return Status::error("give exactly one of text, ids and messages");
+  // A chat's other fields are its template's variables; text and ids take
+  // only their flag, so that a misspelt one is not silently ignored.
+  const char *flagOf = request.contains("text")  ? "add_special_tokens"
+                       : request.contains("ids") ? "skip_special_tokens"
+                                                 : nullptr;
+  if (flagOf)
+    for (const auto &[key, value] : request.items())
+      if (key != "text" && key != "ids" && key != flagOf)
+        return Status::error("unknown field " + jsonExcerpt(json(key)) + " (with " +
+                             (request.contains("text") ? "text" : "ids") + ": " + flagOf +
+                             ")");
   if (request.contains("text"))
     return encodeText(model, request);
   if (request.contains("ids"))
