@@ -140,6 +140,7 @@ describe('completions', () => {
       [JSON.stringify({ messages: chats.chat_cruft, model: 5 }), 400],
       [JSON.stringify({ messages: chats.chat_cruft, tools: 'x' }), 400],
       [JSON.stringify({ messages: chats.chat_cruft, documents: 5 }), 400],
+      [JSON.stringify({ messages: [{ role: 'user' }] }), 400],
     ];
     for (const [body, status] of cases) {
       const r = await post(body);
@@ -153,7 +154,8 @@ describe('completions', () => {
     const overContext = await (await post(cases[7][0])).json();
     assert.equal(overContext.error.param, 'max_tokens');
     assert.match(overContext.error.message, /^max_tokens \(5000\) is more than the \d+ tokens the context \(2048\) leaves/);
-    for (const [at, param] of [[11, 'model'], [12, 'tools'], [13, 'documents']])
+    for (const [at, param] of [[11, 'model'], [12, 'tools'], [13, 'documents'],
+                               [14, 'messages[0].content']])
       assert.equal((await (await post(cases[at][0])).json()).error.param, param, cases[at][0]);
     const bias = await (await post(cases[9][0])).json();
     assert.equal(bias.error.param, 'logit_bias');

@@ -181,9 +181,15 @@ private:
 /// text ones are joined (as vLLM does for text-only models).
 std::optional<ApiError> flattenContent(json &message, size_t index) {
   json &content = message["content"];
+  std::string where = "messages[" + std::to_string(index) + "].content";
+  // Only an assistant message (one with tool calls) may come without text.
+  if (content.is_null() && message["role"] != "assistant")
+    return ApiError::badRequest(where + " is missing (a " +
+                                    message["role"].get<std::string>() +
+                                    " message needs its text)",
+                                where);
   if (content.is_string() || content.is_null())
     return std::nullopt;
-  std::string where = "messages[" + std::to_string(index) + "].content";
   if (!content.is_array())
     return ApiError::badRequest(
         where + " must be a string or a list of text parts", where);
