@@ -99,11 +99,13 @@ void addPromptOptions(CLI::App &app, Options &o) {
                      "\"tools\", \"max_new_tokens\", \"logits_from\", "
                      "\"temperature\", \"top_k\", "
                      "\"top_p\", \"seed\"} per line (a request's own sampling "
-                     "values win over the options)");
+                     "values win over the options)")
+          ->check(nonEmpty());
   auto *perplexity = app.add_option(
       "--perplexity", o.perplexity,
       "JSONL file: {\"ids\": [...]} or {\"text\": ...} per line; prints the "
-      "perplexity (teacher forced, prompt steps only, no prefix reuse)");
+      "perplexity (teacher forced, prompt steps only, no prefix reuse)")
+      ->check(nonEmpty());
   for (CLI::Option *a : {ids, prompt, chat, requests, perplexity})
     for (CLI::Option *b : {ids, prompt, chat, requests, perplexity})
       if (a != b)

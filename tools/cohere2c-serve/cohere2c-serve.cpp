@@ -50,7 +50,8 @@ std::optional<int> parseOptions(int argc, char **argv, Options &o) {
   app.add_option("--api-key", o.apiKey, "require Authorization: Bearer KEY");
   app.add_option(
       "--served-model-name", o.modelName,
-      "the model's name in the API (default: the artifact's file stem)");
+      "the model's name in the API (default: the artifact's file stem)")
+      ->check(nonEmpty());
   addEngineOptions(app, o.engine);
   addIntegerOption(app, "--max-waiting", o.maxWaiting,
                    "most requests waiting for admission before 503 (queue "

@@ -82,6 +82,12 @@ CLI::Validator finiteNumber(NumberRange range) {
       range.what);
 }
 
+CLI::Validator nonEmpty() {
+  return CLI::Validator(
+      [](std::string &input) -> std::string { return input.empty() ? "Value is empty" : ""; },
+      "");
+}
+
 CLI::Option *addIntegerOption(CLI::App &app, const std::string &name,
                               int64_t &value, const std::string &help,
                               int64_t low, int64_t high) {

@@ -59,6 +59,10 @@ struct NumberRange {
 /// NaN through, and a double option takes "inf".
 CLI::Validator finiteNumber(NumberRange range);
 
+/// Any text but the empty one ("Value is empty" otherwise): a file, folder
+/// or name given as "" is an error, not the flag's absence.
+CLI::Validator nonEmpty();
+
 /// Adds the option `name` into `value`, checked by integerIn(low, high),
 /// with its default shown in --help.
 CLI::Option *addIntegerOption(CLI::App &app, const std::string &name,
