@@ -349,6 +349,9 @@ struct Engine::StepBatch {
   /// The logits rows of running_[s] end before row lastLogit[s] of the
   /// step's output.
   std::vector<int64_t> lastLogit;
+  /// Whether running_[s]'s chunk reaches the end of its tokens, so that it
+  /// samples its next token from its last logits row.
+  std::vector<bool> samples;
   /// Whether the step computes a prompt token or several tokens of one
   /// sequence: its time and tokens count as prefill, else as decode.
   bool hasPrompt = false;
@@ -413,6 +416,7 @@ Engine::StepBatch Engine::batchOf(std::vector<int64_t> chunks) const {
   StepBatch batch;
   batch.chunks = std::move(chunks);
   batch.lastLogit.resize(running_.size());
+  batch.samples.resize(running_.size());
   StepInput &in = batch.input;
   in.numSeqs = running_.size();
   // A batch of greedy requests recording no logits needs only each row's
@@ -427,7 +431,7 @@ Engine::StepBatch Engine::batchOf(std::vector<int64_t> chunks) const {
     int64_t chunk = batch.chunks[s];
     int64_t begin = kvCache_->numComputedTokens(a->seq);
     int64_t end = begin + chunk;
-    bool completes = end == (int64_t)a->tokens.size();
+    bool completes = batch.samples[s] = end == (int64_t)a->tokens.size();
     batch.hasPrompt |=
         chunk > 0 &&
         (begin < (int64_t)a->request.promptIds.size() || chunk > 1);
@@ -491,12 +495,9 @@ Status Engine::runStep() {
 std::vector<Engine::Sampled> Engine::sampleTokens(const StepBatch &batch) {
   std::vector<Sampled> tokens(running_.size());
   std::vector<size_t> sampling;
-  for (size_t s = 0; s < running_.size(); ++s) {
-    const Active &a = *running_[s];
-    if (kvCache_->numComputedTokens(a.seq) + batch.chunks[s] ==
-        (int64_t)a.tokens.size())
+  for (size_t s = 0; s < running_.size(); ++s)
+    if (batch.samples[s])
       sampling.push_back(s);
-  }
   const int64_t vocab = manifest_.config.vocabSize;
   auto sampleRow = [&](size_t i) {
     size_t s = sampling[i];
@@ -546,7 +547,7 @@ Status Engine::advance(Active &a, const StepBatch &batch, size_t s,
                            output_.logits.begin() + lastLogit * vocab);
     a.nextLogitsRow = std::max(a.nextLogitsRow, end);
   }
-  if (end != (int64_t)a.tokens.size())
+  if (!batch.samples[s])
     return Status::success(); // a prefill chunk that samples nothing
   if (token < 0)
     return Status::error(

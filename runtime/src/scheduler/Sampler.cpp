@@ -68,9 +68,9 @@ std::vector<int32_t> mostLikely(const float *logits, int64_t vocab, int64_t coun
   auto before = [](const Entry &a, const Entry &b) {
     return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
   };
-  std::vector<Entry> entries;
   if (count <= 0)
     return {};
+  std::vector<Entry> entries;
   if (count <= kHeapSelection && count < vocab) {
     std::priority_queue<float, std::vector<float>, std::greater<float>> largest;
     for (int64_t i = 0; i < vocab; ++i)
