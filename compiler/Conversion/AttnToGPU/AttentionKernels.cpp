@@ -118,8 +118,7 @@ Value KernelGenerator::tokenOfRow(bool generatedOnly, Value row) {
 // acc[head_dim], f32) for attentionMergeKernel. A range with no keys writes
 // m = -inf, l = 0, acc = 0.
 KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
-                                             int64_t groupLayers, int64_t qStride,
-                                             bool generatedOnly) {
+                                                        int64_t groupLayers, int64_t qStride) {
   std::optional<int64_t> window = op.getSlidingWindow();
   int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(), hd = op.getHeadDim();
   int64_t group = heads / kvHeads, perLane = hd / kKeyLanes;
@@ -127,21 +126,18 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
       "attention_" + (window ? "sliding" + std::to_string(*window) : std::string("full")) +
       "_h" + std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
       std::to_string(hd) + "_l" + std::to_string(groupLayers) +
-      strideSuffix("q", qStride, heads * hd) + (generatedOnly ? "_generated" : ""));
+      strideSuffix("q", qStride, heads * hd));
   KernelSpec spec{KernelFamily::Attention};
-  spec.rows = generatedOnly ? KernelRows::Generated : KernelRows::All;
+  spec.rows = KernelRows::All;
   spec.window = window.value_or(0);
   spec.strides = {qStride, 0, 0};
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   int64_t chunk = std::min<int64_t>(perLane, 16 / (e.getIntOrFloatBitWidth() / 8));
   // q and pool as vectors of chunk elements; q, positions, seqs, tables, pool, out,
-  // slot, block_size, table_width, splits, partial (f32)[, generated_rows]:
-  // prefillAttentionKernel's order
+  // slot, block_size, table_width, splits, partial (f32): prefillAttentionKernel's order
   Type chunks = flat(VectorType::get({chunk}, e));
   SmallVector<Type> args = {chunks, flat(i32), flat(i32), flat(i32), chunks, flat(e),
                             i64,    i64,       i64,       i64,       flat(b.getF32Type())};
-  if (generatedOnly)
-    args.push_back(flat(i32));
   AttentionScratch scratchLayout{group, hd};
   if (!beginKernel(name, args, kAttentionWarps * kWarp, scratchLayout.floats()))
     return {name, spec};
@@ -160,7 +156,7 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
   Value x = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value row = arith::DivUIOp::create(b, x, splits);
   Value split = arith::RemUIOp::create(b, x, splits);
-  Value t = tokenOfRow(generatedOnly, row);
+  Value t = row;
   Value kvh = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value warp = divu(threadId, kWarp);
   Value lane = remu(threadId, kWarp);
@@ -169,7 +165,7 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
   Value keySub = divu(lane, kKeyLanes), keyLane = remu(lane, kKeyLanes);
   Value p = toIndex(load(positions, t));
   keys.seq = toIndex(load(seqs, t));
-  std::tie(keys.lo, keys.hi) = attentionWarpKeys(window, p, splits, split, warp);
+  std::tie(keys.lo, keys.hi) = attentionWarpKeys(window, p, splits, split, warp, 1);
 
   // q of the group's heads, scaled by log2(e) / sqrt(hd): [group][perLane].
   // The kernel's softmax runs in base 2 (2^(x log2 e) = e^x; ex2.approx is
@@ -218,32 +214,34 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
   SmallVector<Value> merged =
       attentionMergeKeySubgroups(loop.getResults().take_front(softmaxValues), group);
   attentionPublishWarp(scratchLayout, merged, warp, keyLane, keySub);
-  attentionMergeWarps(scratchLayout, [&](Value g, Value d, Value m, Value l, Value acc) {
-    Value h = add(firstHead, g);
-    Value oneSplit = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, splits, index(1));
-    auto ifElse = scf::IfOp::create(b, oneSplit, /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifElse.getThenRegion().front());
-      store(arith::DivFOp::create(b, acc, l), out,
-            add(mul(t, index(heads * hd)), add(mul(h, index(hd)), d)));
-      b.setInsertionPointToStart(&ifElse.getElseRegion().front());
-      Value base =
-          mul(add(mul(add(mul(row, index(heads)), h), splits), split), index(hd + 2));
-      memref::StoreOp::create(b, acc, partial, ValueRange{add(base, add(d, index(2)))});
-      ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, d, index(0)), [&] {
-        memref::StoreOp::create(b, mulf(m, f32(M_LN2)), partial, ValueRange{base});
-        memref::StoreOp::create(b, l, partial, ValueRange{add(base, index(1))});
-      });
-    }
-  });
+  attentionMergeWarps(scratchLayout, AttentionOutput{out, partial, t, row, split, splits,
+                                                      firstHead, heads, hd});
   endKernel();
   return {name, spec};
 }
 
+void KernelGenerator::storeAttentionResult(const AttentionOutput &o, Value g, Value d, Value m,
+                                           Value l, Value acc) {
+  Value h = add(o.firstHead, g);
+  auto ifElse = scf::IfOp::create(b, cmp(arith::CmpIPredicate::eq, o.splits, index(1)),
+                                  /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifElse.getThenRegion().front());
+  store(arith::DivFOp::create(b, acc, l), o.out,
+        add(mul(o.token, index(o.heads * o.hd)), add(mul(h, index(o.hd)), d)));
+  b.setInsertionPointToStart(&ifElse.getElseRegion().front());
+  Value base = mul(add(mul(add(mul(o.row, index(o.heads)), h), o.splits), o.split),
+                   index(o.hd + 2));
+  memref::StoreOp::create(b, acc, o.partial, ValueRange{add(base, add(d, index(2)))});
+  ifThen(cmp(arith::CmpIPredicate::eq, d, index(0)), [&] {
+    memref::StoreOp::create(b, mulf(m, f32(M_LN2)), o.partial, ValueRange{base});
+    memref::StoreOp::create(b, l, o.partial, ValueRange{add(base, index(1))});
+  });
+}
+
 std::pair<Value, Value> KernelGenerator::attentionWarpKeys(std::optional<int64_t> window,
                                                            Value p, Value splits, Value split,
-                                                           Value warp) {
+                                                           Value warp, int64_t granule) {
   Value first = index(0);
   if (window)
     first = arith::MaxSIOp::create(b, index(0), add(p, index(1 - *window)));
@@ -256,6 +254,8 @@ std::pair<Value, Value> KernelGenerator::attentionWarpKeys(std::optional<int64_t
   Value blockHi = arith::MinUIOp::create(b, add(blockLo, blockShare), end);
   Value share = arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, blockHi, blockLo),
                                            index(kAttentionWarps));
+  if (granule > 1)
+    share = mul(arith::CeilDivUIOp::create(b, share, index(granule)), index(granule));
   Value lo = arith::MinUIOp::create(b, add(blockLo, mul(warp, share)), blockHi);
   Value hi = arith::MinUIOp::create(b, add(lo, share), blockHi);
   return {lo, hi};
@@ -282,15 +282,20 @@ SmallVector<Value> KernelGenerator::keyCursors(const PagedKeys &keys, Value keyS
 SmallVector<Value> KernelGenerator::advanceKeyCursors(const PagedKeys &keys, ValueRange cursors) {
   SmallVector<Value> next;
   for (size_t c = 0; c < cursors.size(); c += 2) {
-    // stepSlots < block size and slot < block size: at most one carry.
-    Value slot = add(cursors[c + 1], keys.stepSlots);
-    Value carry = cmp(arith::CmpIPredicate::uge, slot, keys.paged.blockSize);
-    next.push_back(add(add(cursors[c], keys.stepBlocks),
-                       arith::SelectOp::create(b, carry, index(1), index(0))));
-    next.push_back(arith::SelectOp::create(b, carry, arith::SubIOp::create(b, slot, keys.paged.blockSize),
-                                           slot));
+    auto [block, slot] = addToCursor(cursors[c], cursors[c + 1], keys.stepBlocks, keys.stepSlots,
+                                     keys.paged.blockSize);
+    next.append({block, slot});
   }
   return next;
+}
+
+std::pair<Value, Value> KernelGenerator::addToCursor(Value tableIndex, Value slot, Value blocks,
+                                                     Value slots, Value blockSize) {
+  // slots < block size and slot < block size: at most one carry.
+  Value sum = add(slot, slots);
+  Value carry = cmp(arith::CmpIPredicate::uge, sum, blockSize);
+  return {add(add(tableIndex, blocks), arith::SelectOp::create(b, carry, index(1), index(0))),
+          arith::SelectOp::create(b, carry, arith::SubIOp::create(b, sum, blockSize), sum)};
 }
 
 SmallVector<Value> KernelGenerator::attentionKeyGroup(const PagedKeys &keys, ArrayRef<Value> qv,
@@ -393,7 +398,7 @@ void KernelGenerator::attentionPublishWarp(const AttentionScratch &layout, Value
 }
 
 void KernelGenerator::attentionMergeWarps(const AttentionScratch &layout,
-                                          function_ref<void(Value, Value, Value, Value, Value)> emit) {
+                                          const AttentionOutput &output) {
   // Merge: a thread per (head g of the group, feature d) combines that
   // feature over the warps. A warp with no keys has max -inf and sum 0 and
   // contributes nothing; so does the whole block when its range is empty
@@ -413,7 +418,7 @@ void KernelGenerator::attentionMergeWarps(const AttentionScratch &layout,
       l = fma(read(layout.sumAt(*this, slotOf(w))), c, l);
       acc = fma(read(add(layout.accAt(*this, slotOf(w)), d)), c, acc);
     }
-    emit(g, d, m, l, acc);
+    storeAttentionResult(output, g, d, m, l, acc);
   });
 }
 
@@ -697,8 +702,15 @@ ValueRange KernelGenerator::prefillKeyTiles(const PrefillBlock &k, const Prefill
   SmallVector<Value> staged = prefillStageLoad(k, run, add(kt, index(kPrefillKeyTile)));
   SmallVector<SmallVector<Value>> weights = prefillScores(k, run, qFrag, kt);
   SmallVector<Value> next =
-      prefillSoftmaxUpdate(keys.getRegionIterArgs().take_front(stateSize), weights);
-  prefillAccumulatePV(k, weights, MutableArrayRef<Value>(next).drop_front(4));
+      softmaxTileUpdate(keys.getRegionIterArgs().take_front(stateSize), weights, false);
+  // P V's B rows, keys 2c + {0, 1} and 2c + 8 + {0, 1} of each 16.
+  accumulatePV(
+      weights,
+      [&](int64_t key) {
+        return tileWords(k, 1, add(index(key), mul(k.c, index(2))), mul(k.g, index(k.hd / 16)),
+                         k.hd / 16);
+      },
+      MutableArrayRef<Value>(next).drop_front(4));
   next.append(staged);
   scf::YieldOp::create(b, next);
   return keys.getResults().take_front(stateSize);
@@ -776,9 +788,14 @@ KernelGenerator::prefillScores(const PrefillBlock &k, const PrefillRun &run,
   return sTile;
 }
 
-SmallVector<Value>
-KernelGenerator::prefillSoftmaxUpdate(ValueRange state,
-                                      MutableArrayRef<SmallVector<Value>> sTile) {
+SmallVector<Value> KernelGenerator::softmaxTileUpdate(ValueRange state,
+                                                     MutableArrayRef<SmallVector<Value>> sTile,
+                                                     bool base2) {
+  auto exp = [&](Value x) -> Value {
+    if (base2)
+      return math::Exp2Op::create(b, x);
+    return math::ExpOp::create(b, x);
+  };
   // Online softmax per row (a row's columns are spread over 4 lanes).
   SmallVector<Value> next(state.begin(), state.end());
   Value from[2], alpha[2];
@@ -790,13 +807,13 @@ KernelGenerator::prefillSoftmaxUpdate(ValueRange state,
     m = maxf(m, xorShuffle(m, 2));
     // A row that has seen no key yet keeps m = -inf and weighs from 0.
     from[r] = softmaxFrom(m);
-    alpha[r] = math::ExpOp::create(b, subf(state[r], from[r]));
+    alpha[r] = exp(subf(state[r], from[r]));
     next[r] = m;
     next[2 + r] = mulf(state[2 + r], alpha[r]);
   }
   for (auto &acc : sTile)
     for (int64_t i = 0; i < 4; ++i) {
-      acc[i] = math::ExpOp::create(b, subf(acc[i], from[i / 2]));
+      acc[i] = exp(subf(acc[i], from[i / 2]));
       next[2 + i / 2] = addf(next[2 + i / 2], acc[i]);
     }
   for (size_t i = 0; 4 + i < state.size(); ++i)
@@ -804,22 +821,20 @@ KernelGenerator::prefillSoftmaxUpdate(ValueRange state,
   return next;
 }
 
-void KernelGenerator::prefillAccumulatePV(const PrefillBlock &k,
-                                          ArrayRef<SmallVector<Value>> pTile,
-                                          MutableArrayRef<Value> o) {
-  // O += P V, 16 keys at a time: P's A fragment is two adjacent S tiles;
-  // this lane's B rows are keys 2c + {0, 1} and 2c + 8 + {0, 1}.
-  for (int64_t kk = 0; kk < kPrefillKeyTile / 16; ++kk) {
+void KernelGenerator::accumulatePV(ArrayRef<SmallVector<Value>> pTile,
+                                   function_ref<SmallVector<Value>(int64_t)> vWords,
+                                   MutableArrayRef<Value> o) {
+  // O += P V, 16 keys at a time: P's A fragment is two adjacent S tiles.
+  for (int64_t kk = 0; kk < (int64_t)pTile.size() / 2; ++kk) {
     SmallVector<Value> a = {packF32(pTile[2 * kk][0], pTile[2 * kk][1]),
                             packF32(pTile[2 * kk][2], pTile[2 * kk][3]),
                             packF32(pTile[2 * kk + 1][0], pTile[2 * kk + 1][1]),
                             packF32(pTile[2 * kk + 1][2], pTile[2 * kk + 1][3])};
-    Value j0 = add(index(kk * 16), mul(k.c, index(2)));
     SmallVector<Value> v[4];
     int64_t step[4] = {0, 1, 8, 9};
     for (int i = 0; i < 4; ++i)
-      v[i] = tileWords(k, 1, add(j0, index(step[i])), mul(k.g, index(k.hd / 16)), k.hd / 16);
-    for (int64_t fb = 0; fb < k.hd / 8; ++fb) {
+      v[i] = vWords(kk * 16 + step[i]);
+    for (int64_t fb = 0; fb < (int64_t)o.size() / 4; ++fb) {
       int64_t w = fb / 2;
       auto halves = [&](Value lo, Value hi) {
         return fb % 2 == 0 ? lowHalves(lo, hi) : highHalves(lo, hi);
@@ -875,11 +890,16 @@ Value KernelGenerator::packF32(Value lo, Value hi) {
 
 SmallVector<Value> KernelGenerator::tileWords(const PrefillBlock &k, int64_t kv, Value key,
                                               Value first, int64_t count) {
+  return quadWords(k.tile, mul(add(index(kv * kPrefillKeyTile), key), index(k.rowQuads)), first,
+                   count);
+}
+
+SmallVector<Value> KernelGenerator::quadWords(Value mem, Value rowQuad, Value first,
+                                              int64_t count) {
   SmallVector<Value> words;
-  Value row = mul(add(index(kv * kPrefillKeyTile), key), index(k.rowQuads));
   for (int64_t v = 0; v < std::max<int64_t>(count / 4, 1); ++v) {
     Value quadValue =
-        memref::LoadOp::create(b, k.tile, ValueRange{add(row, add(divu(first, 4), index(v)))});
+        memref::LoadOp::create(b, mem, ValueRange{add(rowQuad, add(divu(first, 4), index(v)))});
     for (int64_t i = 0; i < std::min<int64_t>(count, 4); ++i) {
       Value at = count % 4 == 0 ? index(i) : add(remu(first, 4), index(i));
       words.push_back(LLVM::ExtractElementOp::create(

@@ -332,13 +332,14 @@ LogicalResult KernelGenerator::lowerAttention(attn::AttentionOp o) {
              kChunkThreads, appendArgs);
   if (rope)
     q = appendArgs.back();
-  // bf16: generated tokens take the split kernel (a block per generated
-  // token, KV head and split, listed by generated_rows), prompt tokens the
-  // tensor-core kernel (it skips the others by the generated flags). f32
-  // runs the split kernel for every token (mma would round q, k and v to
+  // bf16: generated tokens take the tensor-core decode kernel (a block per
+  // generated token, KV head and split, listed by generated_rows; a group of
+  // query heads fills at most one 16-row tile), prompt tokens the prefill
+  // kernel (it skips the others by the generated flags). f32 runs the split
+  // kernel on CUDA cores for every token (mma would round q, k and v to
   // bf16).
   int64_t queriesPerKv = heads / o.getNumKvHeads();
-  bool tensorCores = e.isBF16() && queriesPerKv <= 32;
+  bool tensorCores = e.isBF16() && queriesPerKv <= 16;
   StepParam mergeTokens = tensorCores ? StepParam::DecodeMergeTokens : StepParam::TokenMergeTokens;
   StepParam splits = tensorCores ? StepParam::DecodeSplits : StepParam::TokenSplits;
   StepParam splitBlocks = tensorCores ? StepParam::DecodeSplitBlocks : StepParam::TokenSplitBlocks;
@@ -354,7 +355,9 @@ LogicalResult KernelGenerator::lowerAttention(attn::AttentionOp o) {
     splitArgs.push_back(input(PlanInput::GeneratedRows));
     mergeArgs.push_back(input(PlanInput::GeneratedRows));
   }
-  kernelStep(attentionKernel(e, o, layers, strideOf(q), tensorCores), splitBlocks,
+  kernelStep(tensorCores ? decodeAttentionKernel(o, layers, strideOf(q))
+                         : attentionKernel(e, o, layers, strideOf(q)),
+             splitBlocks,
              o.getNumKvHeads(), kAttentionWarps * kWarp, splitArgs);
   kernelStep(attentionMergeKernel(e, heads, hd,
                                   tensorCores ? KernelRows::Generated : KernelRows::All),

@@ -61,6 +61,8 @@ inline constexpr int64_t kWarp = 32;
 // for one key.
 inline constexpr int64_t kKeyLanes = 16;
 inline constexpr int64_t kAttentionBlocksPerSM = 3; // decode attention: ptxas's register bound
+inline constexpr int64_t kDecodeKeyTile = 16;       // decode attention on tensor cores: keys a step
+inline constexpr int64_t kDecodeBlocksPerSM = 2;    // ... and its register bound
 inline constexpr int64_t kKeySubgroups = kWarp / kKeyLanes;
 inline constexpr int64_t kGemvWarps = 8; // one-token linear layers: warps per block
 inline constexpr int64_t kGreedyThreads = 1024; // greedy tokens: threads per logits row
@@ -406,11 +408,9 @@ private:
   // kernels then read.
   Kernel kvAppendKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
                              int64_t kStride, int64_t vStride, int64_t qStride);
-  // generatedOnly: the kernel takes the step's "generated_rows" as its last
-  // argument and computes those tokens only, block row i for token
-  // generated_rows[i] (partial results compact: a row per generated token).
-  Kernel attentionKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
-                              int64_t qStride, bool generatedOnly);
+  /// Split attention on CUDA cores, every token of the step (f32, and bf16
+  /// groups past 16 query heads).
+  Kernel attentionKernel(Type e, attn::AttentionOp op, int64_t layersInGroup, int64_t qStride);
   /// The keys a warp of attentionKernel reads: [lo, hi) of block-table row
   /// `seq`, in the paged cache `pool` (kvRowOffset's layout), this lane's
   /// features at `headOffset` within a K or V row.
@@ -433,9 +433,16 @@ private:
   /// lo + u * kKeySubgroups + keySub, flat; and the same a loop step later.
   SmallVector<Value> keyCursors(const PagedKeys &keys, Value keySub);
   SmallVector<Value> advanceKeyCursors(const PagedKeys &keys, ValueRange cursors);
-  /// This warp's keys [lo, hi) for position p: its share of the block's split.
+  /// The cursor (table index, slot) of key j + n from j's and the division
+  /// of n by the block size (blocks, slots).
+  std::pair<Value, Value> addToCursor(Value tableIndex, Value slot, Value blocks, Value slots,
+                                      Value blockSize);
+  /// This warp's keys [lo, hi) for position p: its share of the block's
+  /// split, rounded up to a multiple of `granule` keys (later warps' shares
+  /// may then be empty).
   std::pair<Value, Value> attentionWarpKeys(std::optional<int64_t> window, Value p,
-                                            Value splits, Value split, Value warp);
+                                            Value splits, Value split, Value warp,
+                                            int64_t granule);
   /// attentionKernel's shared memory, f32: a slot per (warp w, head g of the
   /// KV head's group), slot w * group + g; the slots' running maxima, then
   /// their sums, then their accumulators (hd each).
@@ -466,11 +473,55 @@ private:
   /// Stores this warp's (m, l, acc) per head in shared memory (lane group 0's).
   void attentionPublishWarp(const AttentionScratch &layout, ValueRange state, Value warp,
                             Value keyLane, Value keySub);
+  /// Where a split attention block's result goes: out [tokens, heads x hd]
+  /// of `token` with one split, else its partial result (block row `row`,
+  /// split `split`) for attentionMergeKernel.
+  struct AttentionOutput {
+    Value out, partial, token, row, split, splits, firstHead;
+    int64_t heads, hd;
+  };
   /// Combines the warps' results per (head g of the group, feature d) and
-  /// calls emit(g, d, m, l, acc) with the block's max (in base-2 units, as
-  /// attentionKernel's scores), sum and accumulator.
-  void attentionMergeWarps(const AttentionScratch &layout,
-                           function_ref<void(Value, Value, Value, Value, Value)> emit);
+  /// stores them (storeAttentionResult).
+  void attentionMergeWarps(const AttentionScratch &layout, const AttentionOutput &output);
+  /// Stores head firstHead + g's feature d from the block's max m (in base-2
+  /// units, as the split kernels' scores), sum l and accumulator acc.
+  void storeAttentionResult(const AttentionOutput &o, Value g, Value d, Value m, Value l,
+                            Value acc);
+  /// bf16 decode attention on tensor cores (a group of at most 16 query
+  /// heads): the step's generated tokens, block row i for token
+  /// generated_rows[i] (its last argument; partial results compact, a row
+  /// per generated token). DecodeAttentionKernel.cpp.
+  Kernel decodeAttentionKernel(attn::AttentionOp op, int64_t layersInGroup, int64_t qStride);
+  /// What decodeAttentionKernel's lanes share: the layer's shape, the keys
+  /// of this warp and how a key's pool rows are found.
+  struct DecodeWarp {
+    PagedPool paged;
+    int64_t group = 0, hd = 0;
+    // The block's sequence (block-table row), KV head, this warp's keys
+    // [lo, hi), the fragment coordinates g = lane / 4, c = lane % 4.
+    Value seq, kvh, lo, hi, g, c;
+    // The keys of a tile that this lane reads (offsets from its first key:
+    // g and 8 + g for K, 2c, 2c + 1, 2c + 8, 2c + 9 for V), each divided by
+    // the block size: (offBlocks, offSlots); (stepBlocks, stepSlots)
+    // the same of kDecodeKeyTile; (lastBlock, lastSlot) of the token's own
+    // position, read for keys past hi.
+    SmallVector<Value> offsets, offBlocks, offSlots;
+    Value stepBlocks, stepSlots, lastBlock, lastSlot;
+  };
+  /// The tile's K and V words this lane holds, for the tile at key j0 whose
+  /// cursor (table index, slot) is (tb, ts): K of keys g and 8 + g (hd / 8
+  /// words each), then V of keys 2c, 2c + 1, 2c + 8, 2c + 9 (hd / 16 each).
+  /// Token t's q of the group's heads (firstHead on) as mma A fragments,
+  /// one per 16 features.
+  SmallVector<SmallVector<Value>> decodeQueryFragments(const DecodeWarp &w, Value q, Value t,
+                                                       Value firstHead, int64_t qStride);
+  SmallVector<Value> decodeTileWords(const DecodeWarp &w, Value j0, Value tb, Value ts);
+  /// One tile's online-softmax step: S = Q K^T, P, O += P V.
+  SmallVector<Value> decodeTileUpdate(const DecodeWarp &w, ArrayRef<SmallVector<Value>> qFrag,
+                                      ArrayRef<Value> words, Value j0, ValueRange state);
+  /// Stores this warp's (m, l, O) of its rows' heads in shared memory.
+  void decodePublishWarp(const DecodeWarp &w, const AttentionScratch &layout,
+                         ValueRange state, Value warp);
   /// Which rows a merge kernel combines (`splits` partials each, an
   /// argument): every token of the step, the generated ones (block row i:
   /// token generated_rows[i]), or the prompt tokens of a step whose prefill
@@ -533,12 +584,16 @@ private:
   /// S = Q K^T of key tile kt, scaled and masked: a C fragment per 8 keys.
   SmallVector<SmallVector<Value>> prefillScores(const PrefillBlock &k, const PrefillRun &run,
                                                 ArrayRef<SmallVector<Value>> qFrag, Value kt);
-  /// The online softmax step: turns S into P in place, returns the state rescaled.
-  SmallVector<Value> prefillSoftmaxUpdate(ValueRange state,
-                                          MutableArrayRef<SmallVector<Value>> sTile);
-  /// O += P V over the key tile, O as C fragments, one per 8 features.
-  void prefillAccumulatePV(const PrefillBlock &k, ArrayRef<SmallVector<Value>> pTile,
-                           MutableArrayRef<Value> o);
+  /// The online softmax step over S as C fragments (state: m[2], l[2] of
+  /// this lane's rows g and g + 8, then O): turns S into P in place, returns
+  /// the state rescaled. Scores in natural units, or base 2 with `base2`.
+  SmallVector<Value> softmaxTileUpdate(ValueRange state, MutableArrayRef<SmallVector<Value>> sTile,
+                                       bool base2);
+  /// O += P V over P's keys (16 per two C fragments), O as C fragments, one
+  /// per 8 features: vWords(key) gives the hd / 16 words of V this lane
+  /// reads of key (2c + key) of the tile (features g hd/8 + [0, hd/8)).
+  void accumulatePV(ArrayRef<SmallVector<Value>> pTile,
+                    function_ref<SmallVector<Value>(int64_t)> vWords, MutableArrayRef<Value> o);
   /// Stores O / l (one split) or the partial result (m, l, O) of this lane's rows.
   void prefillStoreResult(const PrefillBlock &k, ValueRange state);
   /// Two f32 rounded to bf16 in one register, lo in the low half.
@@ -550,6 +605,8 @@ private:
   /// 64 that convert-attn-to-gpu admits).
   SmallVector<Value> tileWords(const PrefillBlock &k, int64_t kv, Value key, Value first,
                                int64_t count);
+  /// tileWords' words from the 16-byte units of `mem` from unit rowQuad on.
+  SmallVector<Value> quadWords(Value mem, Value rowQuad, Value first, int64_t count);
   /// (lo's half, hi's half) of two words in one: the low halves, or the high ones.
   Value lowHalves(Value lo, Value hi);
   Value highHalves(Value lo, Value hi);

@@ -1,0 +1,242 @@
+//===- DecodeAttentionKernel.cpp - Decode attention on tensor cores -------===//
+//
+// bf16 attention of a step's generated tokens, the query heads of a KV head
+// as the rows of mma tiles.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelGenerator.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::cohere2c::attn_to_gpu {
+
+// Flash-decoding (Dao et al., 2023) on tensor cores, with the query heads
+// that share a KV head (grouped-query attention, Ainslie et al., 2023) as
+// the rows of mma.sync.m16n8k16 tiles, as FlashInfer computes grouped
+// decode: row i of a warp's Q fragment is query head i of the group (rows
+// past the group hold zeros and are not stored), the columns are keys, so
+// S = Q K^T and O += P V are prefillAttentionKernel's fragments for one
+// token. attentionKernel spends its issue slots on the dot products' FMAs
+// and shuffles and on a softmax update per key; here 16 keys are 48 mma
+// instructions (head_dim 128) and a few dozen others per lane, and the
+// kernel waits on its loads alone.
+// A block per (generated token, split, KV head), as attentionKernel's: its
+// kAttentionWarps warps take contiguous shares of the split's keys in tiles
+// of kDecodeKeyTile. A warp alone reads its keys, so its fragments come from
+// the pool straight into registers (no shared memory), the next tile's loads
+// issued before the current tile is computed. Scores are in base 2 (scaled
+// by log2(e) / sqrt(d)) and the warps merge in shared memory, as
+// attentionKernel's. P is rounded to bf16 for P V, as in the prefill kernel.
+// Fragments, with prefillAttentionKernel's feature permutation (a lane reads
+// contiguous memory): for S, lane (g, c) holds features c hd/4 + [0, hd/4)
+// of keys g and 8 + g; for P V, features g hd/8 + [0, hd/8) of keys 2c,
+// 2c + 1, 2c + 8 and 2c + 9.
+KernelGenerator::Kernel KernelGenerator::decodeAttentionKernel(attn::AttentionOp op,
+                                                               int64_t groupLayers,
+                                                               int64_t qStride) {
+  std::optional<int64_t> window = op.getSlidingWindow();
+  int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(), hd = op.getHeadDim();
+  DecodeWarp w;
+  w.group = heads / kvHeads;
+  w.hd = hd;
+  std::string name = sanitize(
+      "attention_" + (window ? "sliding" + std::to_string(*window) : std::string("full")) +
+      "_h" + std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
+      std::to_string(hd) + "_l" + std::to_string(groupLayers) +
+      strideSuffix("q", qStride, heads * hd) + "_generated");
+  KernelSpec spec{KernelFamily::Attention};
+  spec.rows = KernelRows::Generated;
+  spec.window = window.value_or(0);
+  spec.strides = {qStride, 0, 0};
+  Type bf16 = b.getBF16Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
+  // attentionKernel's arguments (the pool as 16-byte units), then generated_rows.
+  Type quad = VectorType::get({4}, i32);
+  AttentionScratch scratchLayout{w.group, hd};
+  if (!beginKernel(name,
+                   {flat(bf16), flat(i32), flat(i32), flat(i32), flat(quad), flat(bf16), i64, i64,
+                    i64, i64, flat(b.getF32Type()), flat(i32)},
+                   kAttentionWarps * kWarp, scratchLayout.floats()))
+    return {name, spec};
+  kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  b.getI32IntegerAttr(kDecodeBlocksPerSM));
+  w.paged = pagedPoolArgs(3, 4, groupLayers, kvHeads * hd);
+  Value q = kernel.getArgument(0), positions = kernel.getArgument(1),
+        seqs = kernel.getArgument(2), out = kernel.getArgument(5),
+        partial = kernel.getArgument(10);
+  Value splits = toIndex(kernel.getArgument(9));
+  Value x = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value row = arith::DivUIOp::create(b, x, splits);
+  Value split = arith::RemUIOp::create(b, x, splits);
+  Value t = tokenOfRow(true, row);
+  w.kvh = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value warp = divu(threadId, kWarp), lane = remu(threadId, kWarp);
+  w.g = divu(lane, 4);
+  w.c = remu(lane, 4);
+  Value p = toIndex(load(positions, t));
+  w.seq = toIndex(load(seqs, t));
+  std::tie(w.lo, w.hi) = attentionWarpKeys(window, p, splits, split, warp, kDecodeKeyTile);
+  Value firstHead = mul(w.kvh, index(w.group));
+  SmallVector<SmallVector<Value>> qFrag = decodeQueryFragments(w, q, t, firstHead, qStride);
+
+  Value bs = w.paged.blockSize;
+  Value twoC = mul(w.c, index(2));
+  w.offsets = {w.g,  add(w.g, index(8)),  twoC, add(twoC, index(1)), add(twoC, index(8)),
+               add(twoC, index(9))};
+  for (Value off : w.offsets) {
+    w.offBlocks.push_back(arith::DivUIOp::create(b, off, bs));
+    w.offSlots.push_back(arith::RemUIOp::create(b, off, bs));
+  }
+  w.stepBlocks = arith::DivUIOp::create(b, index(kDecodeKeyTile), bs);
+  w.stepSlots = arith::RemUIOp::create(b, index(kDecodeKeyTile), bs);
+  w.lastBlock = arith::DivUIOp::create(b, p, bs);
+  w.lastSlot = arith::RemUIOp::create(b, p, bs);
+  // The loop carries m[2], l[2] and O of this lane's rows g and g + 8, the
+  // tile's cursor and its words (loaded one iteration ahead).
+  Value minusInf = f32(-std::numeric_limits<float>::infinity());
+  SmallVector<Value> init = {minusInf, minusInf, f32(0), f32(0)};
+  init.append(hd / 8 * 4, f32(0));
+  size_t stateSize = init.size();
+  Value tb = arith::DivUIOp::create(b, w.lo, bs), ts = arith::RemUIOp::create(b, w.lo, bs);
+  init.append({tb, ts});
+  llvm::append_range(init, decodeTileWords(w, w.lo, tb, ts));
+  auto loop = scf::ForOp::create(b, w.lo, w.hi, index(kDecodeKeyTile), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(loop.getBody());
+    Value j0 = loop.getInductionVar();
+    ValueRange carried = loop.getRegionIterArgs();
+    auto [nextTb, nextTs] = addToCursor(carried[stateSize], carried[stateSize + 1],
+                                        w.stepBlocks, w.stepSlots, bs);
+    SmallVector<Value> nextWords =
+        decodeTileWords(w, add(j0, index(kDecodeKeyTile)), nextTb, nextTs);
+    SmallVector<Value> current(carried.drop_front(stateSize + 2));
+    SmallVector<Value> next =
+        decodeTileUpdate(w, qFrag, current, j0, carried.take_front(stateSize));
+    next.append({nextTb, nextTs});
+    next.append(nextWords);
+    scf::YieldOp::create(b, next);
+  }
+  decodePublishWarp(w, scratchLayout, loop.getResults().take_front(stateSize), warp);
+  attentionMergeWarps(scratchLayout,
+                      AttentionOutput{out, partial, t, row, split, splits, firstHead, heads, hd});
+  endKernel();
+  return {name, spec};
+}
+
+SmallVector<SmallVector<Value>> KernelGenerator::decodeQueryFragments(const DecodeWarp &w,
+                                                                      Value q, Value t,
+                                                                      Value firstHead,
+                                                                      int64_t qStride) {
+  // Register reg of fragment ks: row (head of the group) g + 8 (reg % 2),
+  // features c hd/4 + 4 ks + 2 (reg / 2) + {0, 1}; rows past the group 0.
+  Value zero = arith::ConstantIntOp::create(b, 0, 32);
+  SmallVector<SmallVector<Value>> qFrag;
+  for (int64_t ks = 0; ks < w.hd / 16; ++ks) {
+    qFrag.emplace_back();
+    for (int64_t reg = 0; reg < 4; ++reg) {
+      int64_t r = reg % 2;
+      if (8 * r >= w.group) {
+        qFrag.back().push_back(zero);
+        continue;
+      }
+      Value head = add(w.g, index(8 * r));
+      Value inGroup = cmp(arith::CmpIPredicate::ult, head, index(w.group));
+      Value f = add(mul(w.c, index(w.hd / 4)), index(ks * 4 + (reg / 2) * 2));
+      Value h = add(firstHead, arith::SelectOp::create(b, inGroup, head, index(0)));
+      Value at = add(mul(t, index(qStride)), add(mul(h, index(w.hd)), f));
+      Value word = packF32(load(q, at), load(q, add(at, index(1))));
+      qFrag.back().push_back(arith::SelectOp::create(b, inGroup, word, zero));
+    }
+  }
+  return qFrag;
+}
+
+SmallVector<Value> KernelGenerator::decodeTileWords(const DecodeWarp &w, Value j0, Value tb,
+                                                    Value ts) {
+  SmallVector<Value> words;
+  for (size_t i = 0; i < w.offsets.size(); ++i) {
+    auto [tableIndex, slot] =
+        addToCursor(tb, ts, w.offBlocks[i], w.offSlots[i], w.paged.blockSize);
+    // A key past the warp's reads the token's own row (always written) and weighs nothing.
+    Value valid = cmp(arith::CmpIPredicate::ult, add(j0, w.offsets[i]), w.hi);
+    tableIndex = arith::SelectOp::create(b, valid, tableIndex, w.lastBlock);
+    slot = arith::SelectOp::create(b, valid, slot, w.lastSlot);
+    Value block = tableBlock(w.paged, w.seq, tableIndex);
+    int64_t kv = i < 2 ? 0 : 1;
+    Value rowQuad =
+        divu(add(kvRowOffset(w.paged, block, slot, kv), mul(w.kvh, index(w.hd))), 8);
+    Value first = kv == 0 ? mul(w.c, index(w.hd / 8)) : mul(w.g, index(w.hd / 16));
+    llvm::append_range(words, quadWords(w.paged.pool, rowQuad, first,
+                                        kv == 0 ? w.hd / 8 : w.hd / 16));
+  }
+  return words;
+}
+
+SmallVector<Value> KernelGenerator::decodeTileUpdate(const DecodeWarp &w,
+                                                     ArrayRef<SmallVector<Value>> qFrag,
+                                                     ArrayRef<Value> words, Value j0,
+                                                     ValueRange state) {
+  int64_t kWords = w.hd / 8, vWords = w.hd / 16;
+  Value scale = f32(M_LOG2E / std::sqrt((double)w.hd));
+  Value minusInf = f32(-std::numeric_limits<float>::infinity());
+  // S for keys j0 + 8 nb + [0, 8): this lane's B column is key 8 nb + g, its
+  // C columns keys 8 nb + 2c + {0, 1}; keys from hi on weigh nothing.
+  SmallVector<SmallVector<Value>> sTile;
+  for (int64_t nb = 0; nb < 2; ++nb) {
+    ArrayRef<Value> kw = words.slice(nb * kWords, kWords);
+    SmallVector<Value> acc(4, f32(0));
+    for (int64_t ks = 0; ks < w.hd / 16; ++ks)
+      acc = mma(qFrag[ks], {kw[2 * ks], kw[2 * ks + 1]}, acc);
+    for (int64_t i = 0; i < 4; ++i) {
+      Value j = add(j0, add(index(nb * 8 + i % 2), mul(w.c, index(2))));
+      acc[i] = arith::SelectOp::create(b, cmp(arith::CmpIPredicate::ult, j, w.hi),
+                                       mulf(acc[i], scale), minusInf);
+    }
+    sTile.push_back(acc);
+  }
+  SmallVector<Value> next = softmaxTileUpdate(state, sTile, /*base2=*/true);
+  // accumulatePV asks for keys 2c + {0, 1, 8, 9}: this lane's V words 0 to 3.
+  ArrayRef<Value> vw = words.drop_front(2 * kWords);
+  accumulatePV(
+      sTile,
+      [&](int64_t key) {
+        int64_t i = key < 8 ? key : key - 6;
+        return SmallVector<Value>(vw.slice(i * vWords, vWords));
+      },
+      MutableArrayRef<Value>(next).drop_front(4));
+  return next;
+}
+
+void KernelGenerator::decodePublishWarp(const DecodeWarp &w, const AttentionScratch &layout,
+                                        ValueRange state, Value warp) {
+  for (int64_t r = 0; r < 2; ++r) {
+    if (8 * r >= w.group)
+      continue;
+    // l over the row's four lanes (each summed its own columns).
+    Value l = state[2 + r];
+    l = addf(l, xorShuffle(l, 1));
+    l = addf(l, xorShuffle(l, 2));
+    Value head = add(w.g, index(8 * r));
+    ifThen(cmp(arith::CmpIPredicate::ult, head, index(w.group)), [&] {
+      Value slot = add(mul(warp, index(w.group)), head);
+      ifThen(cmp(arith::CmpIPredicate::eq, w.c, index(0)), [&] {
+        memref::StoreOp::create(b, state[r], scratch, ValueRange{slot});
+        memref::StoreOp::create(b, l, scratch, ValueRange{layout.sumAt(*this, slot)});
+      });
+      // Column 2c + j of feature tile fb is feature (2c + j) hd/8 + fb.
+      Value accBase = layout.accAt(*this, slot);
+      for (int64_t fb = 0; fb < w.hd / 8; ++fb)
+        for (int64_t j = 0; j < 2; ++j) {
+          Value feature =
+              add(mul(add(mul(w.c, index(2)), index(j)), index(w.hd / 8)), index(fb));
+          memref::StoreOp::create(b, state[4 + fb * 4 + r * 2 + j], scratch,
+                                  ValueRange{add(accBase, feature)});
+        }
+    });
+  }
+  gpu::BarrierOp::create(b);
+}
+
+} // namespace mlir::cohere2c::attn_to_gpu
