@@ -60,7 +60,11 @@ def parse_ncu_csv(text):
             continue
         value = float(row["Metric Value"].replace(",", ""))
         unit = row["Metric Unit"]
-        scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3}[unit]
+        # ncu names the unit "ns" or "nsecond" depending on its version.
+        scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3,
+                 "ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}.get(unit)
+        if scale is None:
+            sys.exit(f"profile_step: unknown time unit {unit!r} in the ncu CSV")
         launches.append((row["Kernel Name"], value * scale))
     return launches
 

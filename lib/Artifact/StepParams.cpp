@@ -29,8 +29,8 @@ bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t ro
   return tokens > 0 && generated == tokens && tokens == numSeqs && rows == tokens;
 }
 
-int64_t splitsFor(int64_t tokens, int64_t maxKeys) {
-  int64_t wanted = tokens ? kDecodeSplitTokens / tokens : 1;
+int64_t splitsFor(int64_t tokens, int64_t maxKeys, int64_t splitTokens) {
+  int64_t wanted = tokens ? splitTokens / tokens : 1;
   wanted = std::clamp<int64_t>(std::min(wanted, maxKeys / kMinDecodeSplitKeys), 1,
                                kMaxDecodeSplits);
   int64_t splits = 1;
@@ -50,8 +50,9 @@ StepParamValues stepParams(int64_t tokens, int64_t generated, int64_t rows, int6
                                            keyTiles / kMinPrefillSplitKeyTiles),
                                   1, kMaxPrefillSplits)
             : 1;
-  int64_t decodeSplits = splitsFor(generated, maxGeneratedKeys);
-  int64_t tokenSplits = splitsFor(tokens, std::max(maxKeys, maxGeneratedKeys));
+  int64_t decodeSplits = splitsFor(generated, maxGeneratedKeys, kDecodeSplitTokens);
+  int64_t tokenSplits =
+      splitsFor(tokens, std::max(maxKeys, maxGeneratedKeys), kTokenSplitTokens);
   using P = StepParam;
   StepParamValues v;
   v[P::Tokens] = tokens;

@@ -72,22 +72,28 @@ constexpr int64_t kPrefillSplitTiles = 128;
 constexpr int64_t kMaxPrefillSplits = 16;
 constexpr int64_t kMinPrefillSplitKeyTiles = 8;
 
-/// The split (flash-decoding) attention kernel divides the keys a token
+/// The split (flash-decoding) attention kernels divide the keys a token
 /// sees over `splits` blocks per KV head, chosen per step (splitsFor): many
 /// where a step has few tokens (one token alone would leave most SMs idle),
 /// few where it has many (each split costs a partial result to write and
 /// merge), and none shorter than kMinDecodeSplitKeys keys of the token that
 /// sees the most (the others' splits may be shorter, or empty). A block
-/// computes one KV head's whole group of query heads, so kDecodeSplitTokens
-/// is the step's tokens x splits that give about 1024 blocks for 8 KV
-/// heads (Command R7B and Command A), several per SM of an H200.
+/// computes one KV head's whole group of query heads, so `splitTokens` is
+/// the step's tokens x splits that give enough warps for 8 KV heads
+/// (Command R7B and Command A): kTokenSplitTokens for the CUDA-core kernel
+/// (4 warps a block: about 4096 warps), kDecodeSplitTokens for the
+/// tensor-core decode kernel (one warp a block: about 2048 warps, two per
+/// resident warp of an H200; more splits would shorten each warp's keys to
+/// a few tiles, and a warp's fixed cost, its loads of q, the block table
+/// and the first tile, one after another, is several tiles' worth).
 constexpr int64_t kMaxDecodeSplits = 32;
-constexpr int64_t kDecodeSplitTokens = 128; // splits = kDecodeSplitTokens / tokens
+constexpr int64_t kTokenSplitTokens = 128;
+constexpr int64_t kDecodeSplitTokens = 256;
 constexpr int64_t kMinDecodeSplitKeys = 16;
-/// Splits for `tokens` tokens of the split kernel, the longest seeing
-/// `maxKeys` keys: kDecodeSplitTokens / tokens rounded down to a power of two,
-/// at most maxKeys / kMinDecodeSplitKeys, in [1, kMaxDecodeSplits].
-int64_t splitsFor(int64_t tokens, int64_t maxKeys);
+/// Splits for `tokens` tokens of a split kernel, the longest seeing
+/// `maxKeys` keys: splitTokens / tokens rounded down to a power of two, at
+/// most maxKeys / kMinDecodeSplitKeys, in [1, kMaxDecodeSplits].
+int64_t splitsFor(int64_t tokens, int64_t maxKeys, int64_t splitTokens);
 
 /// Steps of at most this many tokens run the plan's side-stream steps on the
 /// side stream (step parameter side_stream). Measured on an H200 (Command
@@ -117,10 +123,10 @@ bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t ro
 ///   0 (rows of the split partial results); prefill_merge_tokens: tokens
 ///   when prefill_splits > 1, else 0;
 ///   decode_splits: splitsFor(decode_tokens, maxGeneratedKeys: the most
-///   keys a generated token sees); decode_split_blocks: decode_tokens x
+///   keys a generated token sees, kDecodeSplitTokens); decode_split_blocks: decode_tokens x
 ///   decode_splits (the split kernel over generated tokens); token_splits,
-///   token_split_blocks: the same over all tokens, the most keys of any
-///   (f32 plans run the split kernel for every token); decode_merge_tokens,
+///   token_split_blocks: the same over all tokens, the most keys of any,
+///   kTokenSplitTokens (f32 plans run the split kernel for every token); decode_merge_tokens,
 ///   token_merge_tokens: decode_tokens (tokens) when decode_splits
 ///   (token_splits) > 1, else 0 (with one split the kernel stores its
 ///   output itself: no partial results to merge);

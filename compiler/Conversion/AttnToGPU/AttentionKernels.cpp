@@ -117,16 +117,40 @@ Value KernelGenerator::tokenOfRow(bool generatedOnly, Value row) {
 // its partial result (max m, sum l, and the unnormalized output
 // acc[head_dim], f32) for attentionMergeKernel. A range with no keys writes
 // m = -inf, l = 0, acc = 0.
+std::string KernelGenerator::splitAttentionName(attn::AttentionOp op, int64_t groupLayers,
+                                                int64_t qStride) {
+  std::optional<int64_t> window = op.getSlidingWindow();
+  int64_t heads = op.getNumHeads(), hd = op.getHeadDim();
+  return "attention_" + (window ? "sliding" + std::to_string(*window) : std::string("full")) +
+         "_h" + std::to_string(heads) + "_kv" + std::to_string(op.getNumKvHeads()) + "_d" +
+         std::to_string(hd) + "_l" + std::to_string(groupLayers) +
+         strideSuffix("q", qStride, heads * hd);
+}
+
+KernelGenerator::SplitAttentionBlock KernelGenerator::splitAttentionBlock(bool generatedOnly) {
+  SplitAttentionBlock s;
+  s.q = kernel.getArgument(0);
+  s.positions = kernel.getArgument(1);
+  s.seqs = kernel.getArgument(2);
+  s.out = kernel.getArgument(5);
+  s.splits = toIndex(kernel.getArgument(9));
+  s.partial = kernel.getArgument(10);
+  Value x = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  s.row = arith::DivUIOp::create(b, x, s.splits);
+  s.split = arith::RemUIOp::create(b, x, s.splits);
+  s.token = tokenOfRow(generatedOnly, s.row);
+  s.kvh = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  s.warp = divu(threadId, kWarp);
+  s.lane = remu(threadId, kWarp);
+  return s;
+}
+
 KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
                                                         int64_t groupLayers, int64_t qStride) {
   std::optional<int64_t> window = op.getSlidingWindow();
   int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(), hd = op.getHeadDim();
   int64_t group = heads / kvHeads, perLane = hd / kKeyLanes;
-  std::string name = sanitize(
-      "attention_" + (window ? "sliding" + std::to_string(*window) : std::string("full")) +
-      "_h" + std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
-      std::to_string(hd) + "_l" + std::to_string(groupLayers) +
-      strideSuffix("q", qStride, heads * hd));
+  std::string name = sanitize(splitAttentionName(op, groupLayers, qStride));
   KernelSpec spec{KernelFamily::Attention};
   spec.rows = KernelRows::All;
   spec.window = window.value_or(0);
@@ -148,24 +172,14 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
   PagedKeys keys;
   keys.paged = pagedPoolArgs(3, 4, groupLayers, kvHeads * hd);
   keys.chunk = chunk;
-  Value q = kernel.getArgument(0), positions = kernel.getArgument(1),
-        seqs = kernel.getArgument(2), out = kernel.getArgument(5),
-        partial = kernel.getArgument(10);
-  Value splits = toIndex(kernel.getArgument(9));
-  // The block's row of the partial results, its split, its token and KV head.
-  Value x = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  Value row = arith::DivUIOp::create(b, x, splits);
-  Value split = arith::RemUIOp::create(b, x, splits);
-  Value t = row;
-  Value kvh = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-  Value warp = divu(threadId, kWarp);
-  Value lane = remu(threadId, kWarp);
+  SplitAttentionBlock blk = splitAttentionBlock(false);
+  Value t = blk.token, kvh = blk.kvh, warp = blk.warp;
   // A warp computes kWarp / kKeyLanes keys at once, kKeyLanes lanes each:
   // lane = keySub * kKeyLanes + keyLane holds features keyLane * perLane...
-  Value keySub = divu(lane, kKeyLanes), keyLane = remu(lane, kKeyLanes);
-  Value p = toIndex(load(positions, t));
-  keys.seq = toIndex(load(seqs, t));
-  std::tie(keys.lo, keys.hi) = attentionWarpKeys(window, p, splits, split, warp, 1);
+  Value keySub = divu(blk.lane, kKeyLanes), keyLane = remu(blk.lane, kKeyLanes);
+  Value p = toIndex(load(blk.positions, t));
+  keys.seq = toIndex(load(blk.seqs, t));
+  std::tie(keys.lo, keys.hi) = attentionWarpKeys(window, p, blk.splits, blk.split, warp);
 
   // q of the group's heads, scaled by log2(e) / sqrt(hd): [group][perLane].
   // The kernel's softmax runs in base 2 (2^(x log2 e) = e^x; ex2.approx is
@@ -177,7 +191,7 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
   Value scale = f32(M_LOG2E / std::sqrt((double)hd));
   SmallVector<Value> qv;
   for (int64_t g = 0; g < group; ++g)
-    for (Value v : loadChunks(q, add(qBase, index(g * hd)), perLane, chunk))
+    for (Value v : loadChunks(blk.q, add(qBase, index(g * hd)), perLane, chunk))
       qv.push_back(mulf(v, scale));
   keys.headOffset = add(mul(kvh, index(hd)), mul(keyLane, index(perLane)));
   // Per head: m, l, acc[perLane].
@@ -214,8 +228,8 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
   SmallVector<Value> merged =
       attentionMergeKeySubgroups(loop.getResults().take_front(softmaxValues), group);
   attentionPublishWarp(scratchLayout, merged, warp, keyLane, keySub);
-  attentionMergeWarps(scratchLayout, AttentionOutput{out, partial, t, row, split, splits,
-                                                      firstHead, heads, hd});
+  attentionMergeWarps(scratchLayout, AttentionOutput{blk.out, blk.partial, t, blk.row, blk.split,
+                                                      blk.splits, firstHead, heads, hd});
   endKernel();
   return {name, spec};
 }
@@ -239,23 +253,23 @@ void KernelGenerator::storeAttentionResult(const AttentionOutput &o, Value g, Va
   });
 }
 
-std::pair<Value, Value> KernelGenerator::attentionWarpKeys(std::optional<int64_t> window,
-                                                           Value p, Value splits, Value split,
-                                                           Value warp, int64_t granule) {
+std::pair<Value, Value> KernelGenerator::splitKeys(std::optional<int64_t> window, Value p,
+                                                   Value splits, Value split) {
   Value first = index(0);
   if (window)
     first = arith::MaxSIOp::create(b, index(0), add(p, index(1 - *window)));
   Value end = add(p, index(1));
-  // This block's keys: [blockLo, blockHi), a contiguous share of
-  // [first, end); this warp's: [lo, hi), a contiguous share of that.
-  Value blockShare =
-      arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, end, first), splits);
-  Value blockLo = arith::MinUIOp::create(b, add(first, mul(split, blockShare)), end);
-  Value blockHi = arith::MinUIOp::create(b, add(blockLo, blockShare), end);
+  Value share = arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, end, first), splits);
+  Value lo = arith::MinUIOp::create(b, add(first, mul(split, share)), end);
+  return {lo, arith::MinUIOp::create(b, add(lo, share), end)};
+}
+
+std::pair<Value, Value> KernelGenerator::attentionWarpKeys(std::optional<int64_t> window,
+                                                           Value p, Value splits, Value split,
+                                                           Value warp) {
+  auto [blockLo, blockHi] = splitKeys(window, p, splits, split);
   Value share = arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, blockHi, blockLo),
                                            index(kAttentionWarps));
-  if (granule > 1)
-    share = mul(arith::CeilDivUIOp::create(b, share, index(granule)), index(granule));
   Value lo = arith::MinUIOp::create(b, add(blockLo, mul(warp, share)), blockHi);
   Value hi = arith::MinUIOp::create(b, add(lo, share), blockHi);
   return {lo, hi};

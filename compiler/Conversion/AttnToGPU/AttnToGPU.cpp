@@ -358,7 +358,7 @@ LogicalResult KernelGenerator::lowerAttention(attn::AttentionOp o) {
   kernelStep(tensorCores ? decodeAttentionKernel(o, layers, strideOf(q))
                          : attentionKernel(e, o, layers, strideOf(q)),
              splitBlocks,
-             o.getNumKvHeads(), kAttentionWarps * kWarp, splitArgs);
+             o.getNumKvHeads(), tensorCores ? kWarp : kAttentionWarps * kWarp, splitArgs);
   kernelStep(attentionMergeKernel(e, heads, hd,
                                   tensorCores ? KernelRows::Generated : KernelRows::All),
              mergeTokens, heads, hd, mergeArgs);

@@ -22,13 +22,18 @@ namespace mlir::cohere2c::attn_to_gpu {
 // and shuffles and on a softmax update per key; here 16 keys are 48 mma
 // instructions (head_dim 128) and a few dozen others per lane, and the
 // kernel waits on its loads alone.
-// A block per (generated token, split, KV head), as attentionKernel's: its
-// kAttentionWarps warps take contiguous shares of the split's keys in tiles
-// of kDecodeKeyTile. A warp alone reads its keys, so its fragments come from
-// the pool straight into registers (no shared memory), the next tile's loads
-// issued before the current tile is computed. Scores are in base 2 (scaled
-// by log2(e) / sqrt(d)) and the warps merge in shared memory, as
-// attentionKernel's. P is rounded to bf16 for P V, as in the prefill kernel.
+// A block of one warp per (generated token, split, KV head): the warp reads
+// the split's keys in tiles of kDecodeKeyTile, its fragments from the pool
+// straight into registers (no shared memory), the next tile's loads issued
+// before the current tile is computed, and stores its result from the
+// fragments (no merge between warps, no barrier). One warp rather than
+// attentionKernel's four: at a decode step's short contexts (a few hundred
+// keys) four warps had two or three tiles each, and a warp's fixed cost
+// (the loads of q, the block table and the first tile, one after another)
+// was most of the kernel's time; the step's splits (kDecodeSplitTokens)
+// supply the parallelism instead. Scores are in base 2 (scaled by
+// log2(e) / sqrt(d)), as attentionKernel's. P is rounded to bf16 for P V,
+// as in the prefill kernel.
 // Fragments, with prefillAttentionKernel's feature permutation (a lane reads
 // contiguous memory): for S, lane (g, c) holds features c hd/4 + [0, hd/4)
 // of keys g and 8 + g; for P V, features g hd/8 + [0, hd/8) of keys 2c,
@@ -41,11 +46,7 @@ KernelGenerator::Kernel KernelGenerator::decodeAttentionKernel(attn::AttentionOp
   DecodeWarp w;
   w.group = heads / kvHeads;
   w.hd = hd;
-  std::string name = sanitize(
-      "attention_" + (window ? "sliding" + std::to_string(*window) : std::string("full")) +
-      "_h" + std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
-      std::to_string(hd) + "_l" + std::to_string(groupLayers) +
-      strideSuffix("q", qStride, heads * hd) + "_generated");
+  std::string name = sanitize(splitAttentionName(op, groupLayers, qStride) + "_generated");
   KernelSpec spec{KernelFamily::Attention};
   spec.rows = KernelRows::Generated;
   spec.window = window.value_or(0);
@@ -53,32 +54,24 @@ KernelGenerator::Kernel KernelGenerator::decodeAttentionKernel(attn::AttentionOp
   Type bf16 = b.getBF16Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
   // attentionKernel's arguments (the pool as 16-byte units), then generated_rows.
   Type quad = VectorType::get({4}, i32);
-  AttentionScratch scratchLayout{w.group, hd};
   if (!beginKernel(name,
                    {flat(bf16), flat(i32), flat(i32), flat(i32), flat(quad), flat(bf16), i64, i64,
                     i64, i64, flat(b.getF32Type()), flat(i32)},
-                   kAttentionWarps * kWarp, scratchLayout.floats()))
+                   kWarp, 0))
     return {name, spec};
   kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                   b.getI32IntegerAttr(kDecodeBlocksPerSM));
   w.paged = pagedPoolArgs(3, 4, groupLayers, kvHeads * hd);
-  Value q = kernel.getArgument(0), positions = kernel.getArgument(1),
-        seqs = kernel.getArgument(2), out = kernel.getArgument(5),
-        partial = kernel.getArgument(10);
-  Value splits = toIndex(kernel.getArgument(9));
-  Value x = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  Value row = arith::DivUIOp::create(b, x, splits);
-  Value split = arith::RemUIOp::create(b, x, splits);
-  Value t = tokenOfRow(true, row);
-  w.kvh = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-  Value warp = divu(threadId, kWarp), lane = remu(threadId, kWarp);
-  w.g = divu(lane, 4);
-  w.c = remu(lane, 4);
-  Value p = toIndex(load(positions, t));
-  w.seq = toIndex(load(seqs, t));
-  std::tie(w.lo, w.hi) = attentionWarpKeys(window, p, splits, split, warp, kDecodeKeyTile);
+  SplitAttentionBlock blk = splitAttentionBlock(true);
+  Value t = blk.token;
+  w.kvh = blk.kvh;
+  w.g = divu(blk.lane, 4);
+  w.c = remu(blk.lane, 4);
+  Value p = toIndex(load(blk.positions, t));
+  w.seq = toIndex(load(blk.seqs, t));
+  std::tie(w.lo, w.hi) = splitKeys(window, p, blk.splits, blk.split);
   Value firstHead = mul(w.kvh, index(w.group));
-  SmallVector<SmallVector<Value>> qFrag = decodeQueryFragments(w, q, t, firstHead, qStride);
+  SmallVector<SmallVector<Value>> qFrag = decodeQueryFragments(w, blk.q, t, firstHead, qStride);
 
   Value bs = w.paged.blockSize;
   Value twoC = mul(w.c, index(2));
@@ -118,9 +111,9 @@ KernelGenerator::Kernel KernelGenerator::decodeAttentionKernel(attn::AttentionOp
     next.append(nextWords);
     scf::YieldOp::create(b, next);
   }
-  decodePublishWarp(w, scratchLayout, loop.getResults().take_front(stateSize), warp);
-  attentionMergeWarps(scratchLayout,
-                      AttentionOutput{out, partial, t, row, split, splits, firstHead, heads, hd});
+  decodeStoreWarp(w, loop.getResults().take_front(stateSize),
+                  AttentionOutput{blk.out, blk.partial, t, blk.row, blk.split, blk.splits,
+                                  firstHead, heads, hd});
   endKernel();
   return {name, spec};
 }
@@ -209,34 +202,28 @@ SmallVector<Value> KernelGenerator::decodeTileUpdate(const DecodeWarp &w,
   return next;
 }
 
-void KernelGenerator::decodePublishWarp(const DecodeWarp &w, const AttentionScratch &layout,
-                                        ValueRange state, Value warp) {
+void KernelGenerator::decodeStoreWarp(const DecodeWarp &w, ValueRange state,
+                                      const AttentionOutput &output) {
   for (int64_t r = 0; r < 2; ++r) {
     if (8 * r >= w.group)
       continue;
-    // l over the row's four lanes (each summed its own columns).
+    // l over the row's four lanes (each summed its own columns); m is the
+    // row's already.
     Value l = state[2 + r];
     l = addf(l, xorShuffle(l, 1));
     l = addf(l, xorShuffle(l, 2));
     Value head = add(w.g, index(8 * r));
     ifThen(cmp(arith::CmpIPredicate::ult, head, index(w.group)), [&] {
-      Value slot = add(mul(warp, index(w.group)), head);
-      ifThen(cmp(arith::CmpIPredicate::eq, w.c, index(0)), [&] {
-        memref::StoreOp::create(b, state[r], scratch, ValueRange{slot});
-        memref::StoreOp::create(b, l, scratch, ValueRange{layout.sumAt(*this, slot)});
-      });
       // Column 2c + j of feature tile fb is feature (2c + j) hd/8 + fb.
-      Value accBase = layout.accAt(*this, slot);
       for (int64_t fb = 0; fb < w.hd / 8; ++fb)
         for (int64_t j = 0; j < 2; ++j) {
           Value feature =
               add(mul(add(mul(w.c, index(2)), index(j)), index(w.hd / 8)), index(fb));
-          memref::StoreOp::create(b, state[4 + fb * 4 + r * 2 + j], scratch,
-                                  ValueRange{add(accBase, feature)});
+          storeAttentionResult(output, head, feature, state[r], l,
+                               state[4 + fb * 4 + r * 2 + j]);
         }
     });
   }
-  gpu::BarrierOp::create(b);
 }
 
 } // namespace mlir::cohere2c::attn_to_gpu

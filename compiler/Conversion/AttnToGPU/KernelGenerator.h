@@ -62,7 +62,7 @@ inline constexpr int64_t kWarp = 32;
 inline constexpr int64_t kKeyLanes = 16;
 inline constexpr int64_t kAttentionBlocksPerSM = 3; // decode attention: ptxas's register bound
 inline constexpr int64_t kDecodeKeyTile = 16;       // decode attention on tensor cores: keys a step
-inline constexpr int64_t kDecodeBlocksPerSM = 2;    // ... and its register bound
+inline constexpr int64_t kDecodeBlocksPerSM = 8;    // ... (one warp each) and its register bound
 inline constexpr int64_t kKeySubgroups = kWarp / kKeyLanes;
 inline constexpr int64_t kGemvWarps = 8; // one-token linear layers: warps per block
 inline constexpr int64_t kGreedyThreads = 1024; // greedy tokens: threads per logits row
@@ -408,6 +408,18 @@ private:
   // kernels then read.
   Kernel kvAppendKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
                              int64_t kStride, int64_t vStride, int64_t qStride);
+  /// The name of a split attention kernel of `op` (window, heads, KV heads,
+  /// head_dim, the group's layers, q's row stride when not dense).
+  std::string splitAttentionName(attn::AttentionOp op, int64_t layersInGroup, int64_t qStride);
+  /// What a block of a split attention kernel (attentionKernel's arguments)
+  /// starts from: its arguments, its row of partial results and split
+  /// (block x = row * splits + split), that row's token, its KV head (block
+  /// y), and the thread's warp and lane.
+  struct SplitAttentionBlock {
+    Value q, positions, seqs, out, partial, splits;
+    Value row, split, token, kvh, warp, lane;
+  };
+  SplitAttentionBlock splitAttentionBlock(bool generatedOnly);
   /// Split attention on CUDA cores, every token of the step (f32, and bf16
   /// groups past 16 query heads).
   Kernel attentionKernel(Type e, attn::AttentionOp op, int64_t layersInGroup, int64_t qStride);
@@ -437,12 +449,15 @@ private:
   /// of n by the block size (blocks, slots).
   std::pair<Value, Value> addToCursor(Value tableIndex, Value slot, Value blocks, Value slots,
                                       Value blockSize);
-  /// This warp's keys [lo, hi) for position p: its share of the block's
-  /// split, rounded up to a multiple of `granule` keys (later warps' shares
-  /// may then be empty).
+  /// The keys [lo, hi) of split `split` of `splits` for position p: a
+  /// contiguous share of the keys the position sees (empty for later splits
+  /// when there are fewer keys than splits).
+  std::pair<Value, Value> splitKeys(std::optional<int64_t> window, Value p, Value splits,
+                                    Value split);
+  /// attentionKernel's warp's keys [lo, hi): its contiguous share of the
+  /// split's (later warps' shares may be empty).
   std::pair<Value, Value> attentionWarpKeys(std::optional<int64_t> window, Value p,
-                                            Value splits, Value split, Value warp,
-                                            int64_t granule);
+                                            Value splits, Value split, Value warp);
   /// attentionKernel's shared memory, f32: a slot per (warp w, head g of the
   /// KV head's group), slot w * group + g; the slots' running maxima, then
   /// their sums, then their accumulators (hd each).
@@ -519,9 +534,9 @@ private:
   /// One tile's online-softmax step: S = Q K^T, P, O += P V.
   SmallVector<Value> decodeTileUpdate(const DecodeWarp &w, ArrayRef<SmallVector<Value>> qFrag,
                                       ArrayRef<Value> words, Value j0, ValueRange state);
-  /// Stores this warp's (m, l, O) of its rows' heads in shared memory.
-  void decodePublishWarp(const DecodeWarp &w, const AttentionScratch &layout,
-                         ValueRange state, Value warp);
+  /// Stores the warp's result (m, l, O of its rows' heads) through
+  /// storeAttentionResult.
+  void decodeStoreWarp(const DecodeWarp &w, ValueRange state, const AttentionOutput &output);
   /// Which rows a merge kernel combines (`splits` partials each, an
   /// argument): every token of the step, the generated ones (block row i:
   /// token generated_rows[i]), or the prompt tokens of a step whose prefill

@@ -329,18 +329,20 @@ TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
   auto fresh2048 = stepParams(2048, 0, 1, 16, 128, 128, 2048, 0, false);
   EXPECT_EQ(fresh2048[StepParam::PrefillSplits], 1); // 128 tiles
   EXPECT_EQ(fresh2048[StepParam::PrefillBlocks], 128);
-  // Key splits of the split (decode) kernel: 128 / tokens of them, a power
-  // of two, each of at least 16 keys of the longest generated token's, at
-  // most 32 (splitsFor).
-  EXPECT_EQ(splitsFor(1, 512), 32);
-  EXPECT_EQ(splitsFor(1, 8064), 32);
-  EXPECT_EQ(splitsFor(1, 100), 4); // 100 / 16 = 6, rounded down to 4
-  EXPECT_EQ(splitsFor(1, 20), 1);
-  EXPECT_EQ(splitsFor(5, 8064), 16); // 128 / 5 = 25, rounded down to 16
-  EXPECT_EQ(splitsFor(16, 8064), 8);
-  EXPECT_EQ(splitsFor(64, 8064), 2);
-  EXPECT_EQ(splitsFor(256, 8064), 1);
-  EXPECT_EQ(splitsFor(0, 0), 1);
+  // Key splits of a split kernel: splitTokens / tokens of them, a power of
+  // two, each of at least 16 keys of the longest generated token's, at most
+  // 32 (splitsFor).
+  EXPECT_EQ(splitsFor(1, 512, 128), 32);
+  EXPECT_EQ(splitsFor(1, 8064, 128), 32);
+  EXPECT_EQ(splitsFor(1, 100, 128), 4); // 100 / 16 = 6, rounded down to 4
+  EXPECT_EQ(splitsFor(1, 20, 128), 1);
+  EXPECT_EQ(splitsFor(5, 8064, 128), 16); // 128 / 5 = 25, rounded down to 16
+  EXPECT_EQ(splitsFor(16, 8064, 128), 8);
+  EXPECT_EQ(splitsFor(64, 8064, 128), 2);
+  EXPECT_EQ(splitsFor(256, 8064, 128), 1);
+  EXPECT_EQ(splitsFor(64, 8064, 256), 4);
+  EXPECT_EQ(splitsFor(256, 8064, 256), 1);
+  EXPECT_EQ(splitsFor(0, 0, 256), 1);
   auto long1 = stepParams(1, 1, 1, 16, 64, 64, 0, /*maxGeneratedKeys=*/1000, false);
   EXPECT_EQ(long1[StepParam::DecodeSplits], 32);
   EXPECT_EQ(long1[StepParam::DecodeSplitBlocks], 32);

@@ -221,7 +221,7 @@ TEST(CudaPlanLongContextTest, SplitKeysMatchTheHostTarget) {
 }
 
 // Decode steps over a long context: one token over 600 keys splits them
-// over 32 blocks per KV head (decode_splits = splitsFor(1, 600)), the most
+// over 32 blocks per KV head (decode_splits = splitsFor(1, 600, kDecodeSplitTokens)), the most
 // there are.
 TEST(CudaPlanLongContextTest, DecodeSplitsMatchTheHostTarget) {
   EXPECT_EQ(compareLongRequestWithHostTarget(600, 4, /*prefillChunk=*/0, 48).second, 32);
