@@ -100,23 +100,6 @@ Value KernelGenerator::tokenOfRow(bool generatedOnly, Value row) {
   return toIndex(memref::LoadOp::create(b, rows, ValueRange{row}));
 }
 
-// Attention as in flash-decoding (Dao et al., 2023): the keys a token sees
-// (j <= p, and p - W < j on sliding layers; only blocks in that range are
-// read) are split into `splits` contiguous ranges (an argument, chosen per
-// step: splitsFor), one block per (token, split) along x and KV head along
-// y, so that a decode step of one sequence still fills the GPU. The block
-// computes every query head of its KV head's group (grouped-query
-// attention, Ainslie et al., 2023): each K and V row is read once for the
-// group's heads instead of once per head, which at large batch is what the
-// kernel's time is (the rows are read from memory, not from cache). A
-// block's warps split its range again, each lane owning head_dim / 32
-// consecutive features of each head's q (rotated by kvAppendKernel on RoPE
-// layers); each warp runs an online softmax per head (Milakov and
-// Gimelshein, 2018) over its keys, the block merges its warps in shared
-// memory and, with one split, stores O / l in out; with several, it writes
-// its partial result (max m, sum l, and the unnormalized output
-// acc[head_dim], f32) for attentionMergeKernel. A range with no keys writes
-// m = -inf, l = 0, acc = 0.
 std::string KernelGenerator::splitAttentionName(attn::AttentionOp op, int64_t groupLayers,
                                                 int64_t qStride) {
   std::optional<int64_t> window = op.getSlidingWindow();
@@ -145,6 +128,23 @@ KernelGenerator::SplitAttentionBlock KernelGenerator::splitAttentionBlock(bool g
   return s;
 }
 
+// Attention as in flash-decoding (Dao et al., 2023): the keys a token sees
+// (j <= p, and p - W < j on sliding layers; only blocks in that range are
+// read) are split into `splits` contiguous ranges (an argument, chosen per
+// step: splitsFor), one block per (token, split) along x and KV head along
+// y, so that a decode step of one sequence still fills the GPU. The block
+// computes every query head of its KV head's group (grouped-query
+// attention, Ainslie et al., 2023): each K and V row is read once for the
+// group's heads instead of once per head, which at large batch is what the
+// kernel's time is (the rows are read from memory, not from cache). A
+// block's warps split its range again, each lane owning head_dim / 32
+// consecutive features of each head's q (rotated by kvAppendKernel on RoPE
+// layers); each warp runs an online softmax per head (Milakov and
+// Gimelshein, 2018) over its keys, the block merges its warps in shared
+// memory and, with one split, stores O / l in out; with several, it writes
+// its partial result (max m, sum l, and the unnormalized output
+// acc[head_dim], f32) for attentionMergeKernel. A range with no keys writes
+// m = -inf, l = 0, acc = 0.
 KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::AttentionOp op,
                                                         int64_t groupLayers, int64_t qStride) {
   std::optional<int64_t> window = op.getSlidingWindow();

@@ -53,7 +53,7 @@ using plan::dtypeOf;
 inline constexpr int64_t kFlat = int64_t(1) << 40;
 inline constexpr int64_t kChunkThreads = 256;  // elementwise kernels: threads per chunk
 inline constexpr int64_t kReduceScratch = 32;  // block reductions: a float per warp
-inline constexpr int64_t kAttentionWarps = 4; // decode attention: warps per (token, KV head)
+inline constexpr int64_t kAttentionWarps = 4; // split attention on CUDA cores: warps per block
 inline constexpr int64_t kKeysInFlight = 4;    // decode attention: keys a lane group loads at once
 inline constexpr int64_t kWarp = 32;
 // Decode attention: lanes that share a key's dot product (head_dim / kKeyLanes features each),
