@@ -19,9 +19,10 @@ namespace mlir::cohere2c::attn_to_gpu {
 // of its rows (a warp reads 512 contiguous bytes of a row). A warp sums its
 // lanes by shuffles, then one thread per row adds its group's slices in
 // slice order through shared memory (the same sum in every run).
-// The weights of the first kGemvEarlyChunks chunks of each row are loaded
-// before waitForPreviousLaunch(): no launch writes them, so they stream in
-// while the kernel before this one (a norm, a quantization) still runs.
+// The weights of the first iterations are loaded before
+// waitForPreviousLaunch(): no launch writes them, so they stream in while the
+// kernel before this one (a norm, a quantization) still runs. Long rows load
+// gemvLoadsAhead iterations ahead of the one being summed.
 KernelGenerator::Kernel KernelGenerator::gemvKernel(bool fp8, int64_t n, int64_t k, Type outType) {
   std::string name = sanitize(std::string("gemv_") + (fp8 ? "fp8" : "bf16") + "_n" +
                               std::to_string(n) + "_k" + std::to_string(k) +
@@ -105,10 +106,14 @@ KernelGenerator::Kernel KernelGenerator::gemvKernel(bool fp8, int64_t n, int64_t
       it.weights.push_back(
           memref::LoadOp::create(b, w, ValueRange{add(mul(row[r], index(chunks)), it.q)}));
   };
-  for (size_t i = 0; i < iterations.size() && i < (size_t)kGemvEarlyChunks; ++i)
+  size_t ahead = (size_t)gemvLoadsAhead((int64_t)iterations.size());
+  for (size_t i = 0; i < iterations.size() && i < std::max<size_t>(ahead, kGemvEarlyChunks); ++i)
     loadWeights(iterations[i]);
   waitForPreviousLaunch();
-  for (Iteration &it : iterations) {
+  for (size_t i = 0; i < iterations.size(); ++i) {
+    Iteration &it = iterations[i];
+    if (ahead > 0 && i + ahead < iterations.size() && iterations[i + ahead].weights.empty())
+      loadWeights(iterations[i + ahead]);
     Value q = it.q, valid = it.valid;
     SmallVector<Value> xv = unpack(memref::LoadOp::create(b, x, ValueRange{q}));
     if (it.weights.empty())
