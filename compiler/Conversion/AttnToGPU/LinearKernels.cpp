@@ -121,8 +121,8 @@ KernelGenerator::Kernel KernelGenerator::gemvKernel(bool fp8, int64_t n, int64_t
     for (int64_t r = 0; r < rows; ++r) {
       SmallVector<Value> wv = unpack(it.weights[r]);
       Value dot = f32(0);
-      for (size_t i = 0; i < wv.size(); ++i)
-        dot = math::FmaOp::create(b, xv[i], wv[i], dot);
+      for (size_t e = 0; e < wv.size(); ++e)
+        dot = math::FmaOp::create(b, xv[e], wv[e], dot);
       if (valid)
         dot = arith::SelectOp::create(b, valid, dot, f32(0));
       acc[r] = addf(acc[r], dot);
