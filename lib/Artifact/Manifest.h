@@ -63,6 +63,10 @@ struct Manifest {
   /// 7: every kernel step carries its KernelSpec ("spec"); the o and down
   /// projections of FP8 layers write f32.
   /// 8: the launch plan names its weight-fill kernels ("weight_fill").
+  /// 9: the split attention kernels take a block per KV head and their
+  /// output before their splits and partials (the prefill kernel's order);
+  /// the parameters decode_merge_tokens and token_merge_tokens (0 where one
+  /// split stores the output and no merge runs).
   static constexpr int kFormatVersion = 9;
 
   ModelConfig config;
