@@ -5,11 +5,14 @@
 // Constant data; each algorithm timed over 20 runs after 3 (5 at 8192 rows). On a machine with
 // an NVIDIA Hopper GPU:
 //   nvcc -O2 -arch=sm_90a bench/gemm_algos.cu -lcublasLt -o gemm_algos && ./gemm_algos
+// `./gemm_algos --split-k` times instead the first choice with its k split, for the o and
+// down projections at decode batch sizes.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace {
@@ -116,9 +119,59 @@ void measure(cublasLtHandle_t lt, const Shape &s, const Buffers &buf, cudaStream
   cublasLtMatmulDescDestroy(desc);
 }
 
+/// The heuristic's first algorithm with its k split over `splits` CTAs (cuBLASLt's
+/// CUBLASLT_ALGO_CONFIG_SPLITK_NUM, partial sums reduced as `scheme` says), timed; for the
+/// FP8 GEMMs with few output tiles at decode batch sizes (the o and down projections: n 4096
+/// gives 32 to 64 CTAs on 132 SMs).
+void measureSplitK(cublasLtHandle_t lt, const Shape &s, const Buffers &buf,
+                   cudaStream_t stream) {
+  cublasLtMatmulDesc_t desc = descriptorOf(s, buf);
+  cudaDataType_t in = s.fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
+  cublasLtMatrixLayout_t wl, al, cl;
+  check(cublasLtMatrixLayoutCreate(&wl, in, s.k, s.n, s.k), "layout");
+  check(cublasLtMatrixLayoutCreate(&al, in, s.k, s.m, s.k), "layout");
+  check(cublasLtMatrixLayoutCreate(&cl, s.out, s.n, s.m, s.n), "layout");
+  cublasLtMatmulPreference_t pref;
+  check(cublasLtMatmulPreferenceCreate(&pref), "preference");
+  check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                             &buf.workspaceBytes, sizeof buf.workspaceBytes),
+        "workspace");
+  cublasLtMatmulHeuristicResult_t first;
+  int count = 0;
+  check(cublasLtMatmulAlgoGetHeuristic(lt, desc, wl, al, cl, cl, pref, 1, &first, &count),
+        "heuristic");
+  std::printf("%-20s m=%5d n=%6d k=%5d split-K:", s.name, s.m, s.n, s.k);
+  for (uint32_t scheme : {CUBLASLT_REDUCTION_SCHEME_NONE, CUBLASLT_REDUCTION_SCHEME_INPLACE,
+                          CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE}) {
+    for (int32_t splits : {1, 2, 3, 4, 6, 8}) {
+      if (splits == 1 && scheme != CUBLASLT_REDUCTION_SCHEME_NONE)
+        continue;
+      cublasLtMatmulAlgo_t algo = first.algo;
+      cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splits,
+                                           sizeof splits);
+      cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME,
+                                           &scheme, sizeof scheme);
+      cublasLtMatmulHeuristicResult_t checked;
+      if (cublasLtMatmulAlgoCheck(lt, desc, wl, al, cl, cl, &algo, &checked) !=
+          CUBLAS_STATUS_SUCCESS) {
+        std::printf(" [%d/%u: refused]", splits, scheme);
+        continue;
+      }
+      float ms = timeAlgo(lt, desc, wl, al, cl, algo, buf, 20, stream);
+      std::printf(" [%d/%u: %.4f ms]", splits, scheme, ms);
+    }
+  }
+  std::printf("\n");
+  cublasLtMatmulPreferenceDestroy(pref);
+  for (auto layout : {wl, al, cl})
+    cublasLtMatrixLayoutDestroy(layout);
+  cublasLtMatmulDescDestroy(desc);
+}
+
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
+  bool splitK = argc > 1 && std::string(argv[1]) == "--split-k";
   // Command R7B: hidden 4096, intermediate 14336, 32 + 2 x 8 heads of 128, vocabulary 256000.
   std::vector<Shape> shapes;
   for (int m : {1, 64, 256, 512, 8192}) {
@@ -143,6 +196,15 @@ int main() {
   check(cublasLtCreate(&lt), "cublasLtCreate");
   cudaStream_t stream;
   cudaStreamCreate(&stream);
+  if (splitK) {
+    for (int m : {64, 128, 256, 512})
+      for (Shape s : {Shape{"o fp8 f32 out", m, 4096, 4096, true, CUDA_R_32F},
+                      Shape{"down fp8 f32 out", m, 4096, 14336, true, CUDA_R_32F},
+                      Shape{"o bf16 f32 out", m, 4096, 4096, false, CUDA_R_32F},
+                      Shape{"down bf16 f32 out", m, 4096, 14336, false, CUDA_R_32F}})
+        measureSplitK(lt, s, buf, stream);
+    return 0;
+  }
   for (const Shape &s : shapes)
     measure(lt, s, buf, stream);
   return 0;

@@ -35,7 +35,8 @@ namespace cohere2c {
   X(cublasLtMatmulDescSetAttribute) X(cublasLtMatrixLayoutCreate)              \
   X(cublasLtMatrixLayoutDestroy) X(cublasLtMatmulPreferenceCreate)             \
   X(cublasLtMatmulPreferenceDestroy) X(cublasLtMatmulPreferenceSetAttribute)   \
-  X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmul) X(cublasLtGetStatusString)
+  X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmulAlgoConfigSetAttribute)   \
+  X(cublasLtMatmulAlgoCheck) X(cublasLtMatmul) X(cublasLtGetStatusString)
 
 /// Function pointers into libcuda.so.1 and libcublasLt.so.13. Immutable once
 /// loaded; the functions themselves are thread-safe as CUDA documents.
