@@ -83,18 +83,34 @@ float timeAlgo(cublasLtHandle_t lt, cublasLtMatmulDesc_t desc, cublasLtMatrixLay
   return ms / reps;
 }
 
-void measure(cublasLtHandle_t lt, const Shape &s, const Buffers &buf, cudaStream_t stream) {
-  cublasLtMatmulDesc_t desc = descriptorOf(s, buf);
-  cudaDataType_t in = s.fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
+/// The descriptors of a shape's GEMM and a preference for buf's workspace.
+struct Problem {
+  cublasLtMatmulDesc_t desc;
   cublasLtMatrixLayout_t wl, al, cl;
-  check(cublasLtMatrixLayoutCreate(&wl, in, s.k, s.n, s.k), "layout");
-  check(cublasLtMatrixLayoutCreate(&al, in, s.k, s.m, s.k), "layout");
-  check(cublasLtMatrixLayoutCreate(&cl, s.out, s.n, s.m, s.n), "layout");
   cublasLtMatmulPreference_t pref;
-  check(cublasLtMatmulPreferenceCreate(&pref), "preference");
-  check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                             &buf.workspaceBytes, sizeof buf.workspaceBytes),
-        "workspace");
+
+  Problem(const Shape &s, const Buffers &buf) : desc(descriptorOf(s, buf)) {
+    cudaDataType_t in = s.fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
+    check(cublasLtMatrixLayoutCreate(&wl, in, s.k, s.n, s.k), "layout");
+    check(cublasLtMatrixLayoutCreate(&al, in, s.k, s.m, s.k), "layout");
+    check(cublasLtMatrixLayoutCreate(&cl, s.out, s.n, s.m, s.n), "layout");
+    check(cublasLtMatmulPreferenceCreate(&pref), "preference");
+    check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                               &buf.workspaceBytes, sizeof buf.workspaceBytes),
+          "workspace");
+  }
+  Problem(const Problem &) = delete;
+  ~Problem() {
+    cublasLtMatmulPreferenceDestroy(pref);
+    for (auto layout : {wl, al, cl})
+      cublasLtMatrixLayoutDestroy(layout);
+    cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+void measure(cublasLtHandle_t lt, const Shape &s, const Buffers &buf, cudaStream_t stream) {
+  Problem p(s, buf);
+  auto &[desc, wl, al, cl, pref] = p;
   cublasLtMatmulHeuristicResult_t offered[32];
   int count = 0;
   check(cublasLtMatmulAlgoGetHeuristic(lt, desc, wl, al, cl, cl, pref, 32, offered, &count),
@@ -113,10 +129,6 @@ void measure(cublasLtHandle_t lt, const Shape &s, const Buffers &buf, cudaStream
               "%.4f ms (%.0f TFLOP/s), %.1f%% less\n",
               s.name, s.m, s.n, s.k, count, first, flop / first / 1e9, bestIndex, best,
               flop / best / 1e9, 100 * (first - best) / first);
-  cublasLtMatmulPreferenceDestroy(pref);
-  for (auto layout : {wl, al, cl})
-    cublasLtMatrixLayoutDestroy(layout);
-  cublasLtMatmulDescDestroy(desc);
 }
 
 /// The heuristic's first algorithm with its k split over `splits` CTAs (cuBLASLt's
@@ -125,17 +137,8 @@ void measure(cublasLtHandle_t lt, const Shape &s, const Buffers &buf, cudaStream
 /// gives 32 to 64 CTAs on 132 SMs).
 void measureSplitK(cublasLtHandle_t lt, const Shape &s, const Buffers &buf,
                    cudaStream_t stream) {
-  cublasLtMatmulDesc_t desc = descriptorOf(s, buf);
-  cudaDataType_t in = s.fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
-  cublasLtMatrixLayout_t wl, al, cl;
-  check(cublasLtMatrixLayoutCreate(&wl, in, s.k, s.n, s.k), "layout");
-  check(cublasLtMatrixLayoutCreate(&al, in, s.k, s.m, s.k), "layout");
-  check(cublasLtMatrixLayoutCreate(&cl, s.out, s.n, s.m, s.n), "layout");
-  cublasLtMatmulPreference_t pref;
-  check(cublasLtMatmulPreferenceCreate(&pref), "preference");
-  check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                             &buf.workspaceBytes, sizeof buf.workspaceBytes),
-        "workspace");
+  Problem p(s, buf);
+  auto &[desc, wl, al, cl, pref] = p;
   cublasLtMatmulHeuristicResult_t first;
   int count = 0;
   check(cublasLtMatmulAlgoGetHeuristic(lt, desc, wl, al, cl, cl, pref, 1, &first, &count),
@@ -162,10 +165,6 @@ void measureSplitK(cublasLtHandle_t lt, const Shape &s, const Buffers &buf,
     }
   }
   std::printf("\n");
-  cublasLtMatmulPreferenceDestroy(pref);
-  for (auto layout : {wl, al, cl})
-    cublasLtMatrixLayoutDestroy(layout);
-  cublasLtMatmulDescDestroy(desc);
 }
 
 } // namespace

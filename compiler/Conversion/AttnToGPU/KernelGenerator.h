@@ -15,6 +15,7 @@
 #define COHERE2C_CONVERSION_ATTNTOGPU_KERNELGENERATOR_H
 
 #include "Conversion/RowwiseFP8.h"
+#include "Conversion/KVCachePlacement.h"
 #include "Conversion/ScalarBuilders.h"
 #include "cohere2c/Dialect/Attn/IR/Attn.h"
 #include "cohere2c/Dialect/Plan/IR/Plan.h"
@@ -375,11 +376,10 @@ private:
     return toIndex(load(p.tables, add(mul(seq, p.width), tableIndex)));
   }
   /// The element offset in the pool of the K (kv = 0) or V (kv = 1) row of
-  /// slot `inBlock` of `block`. Pool layout: [blocks][layers of the
-  /// group][K, V][block size][KV heads][head_dim].
+  /// slot `inBlock` of `block` (kvPoolRowOffset's layout).
   Value kvRowOffset(const PagedPool &p, Value block, Value inBlock, int64_t kv) {
-    Value plane = add(mul(add(mul(block, index(p.groupLayers)), p.slot), index(2)), index(kv));
-    return mul(add(mul(plane, p.blockSize), inBlock), index(p.kvWidth));
+    return kvPoolRowOffset(b, block, p.slot, p.groupLayers, p.blockSize, inBlock, kv,
+                           p.kvWidth);
   }
   /// kvRowOffset of position j of the sequence at block-table row `seq`.
   Value kvRowOffsetOf(const PagedPool &p, Value seq, Value j, int64_t kv) {

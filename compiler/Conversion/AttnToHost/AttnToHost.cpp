@@ -448,10 +448,9 @@ void StepLowering::lower(attn::AttentionOp op) {
     Value block = toIndex(load(cache.tables,
                                {s, arith::DivUIOp::create(b, j, blockSize)}));
     Value inBlock = arith::RemUIOp::create(b, j, blockSize);
-    Value layer = add(mul(block, index(cache.layersInGroup)), index(cache.slot));
-    Value plane = add(mul(layer, index(2)), index(kv));
-    Value row = add(mul(plane, blockSize), inBlock);
-    return mul(add(mul(row, index(kvHeads)), kvh), index(hd));
+    Value row = kvPoolRowOffset(b, block, index(cache.slot), cache.layersInGroup, blockSize,
+                                inBlock, kv, kvHeads * hd);
+    return add(row, mul(kvh, index(hd)));
   };
 
   // 1. Append K (rotated) and V.
