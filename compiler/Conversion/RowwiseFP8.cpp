@@ -2,6 +2,7 @@
 
 #include "Conversion/RowwiseFP8.h"
 
+#include "Artifact/Precision.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
@@ -13,8 +14,8 @@ mlir::cohere2c::emitRowwiseScale(ImplicitLocOpBuilder &b, Value amax) {
   };
   Value wide = arith::ExtFOp::create(b, b.getF64Type(), amax);
   Value scale = arith::MaximumFOp::create(
-      b, arith::DivFOp::create(b, wide, constant(448)),
-      constant(1.0 / (448.0 * 512.0)));
+      b, arith::DivFOp::create(b, wide, constant(::cohere2c::kE4M3Max)),
+      constant(::cohere2c::kTokenScaleFloor));
   return {scale, arith::DivFOp::create(b, constant(1), scale)};
 }
 

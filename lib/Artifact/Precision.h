@@ -20,6 +20,15 @@
 
 namespace cohere2c {
 
+/// FP8 rowwise (OCP FP8 e4m3fn, bias 7, no infinities, S.1111.111 NaN): its
+/// largest finite value, the floor of a weight row's amax (an all-zero row
+/// gets a finite scale: max(amax, floor) / kE4M3Max) and the floor of a
+/// token's scale (max(amax / kE4M3Max, floor)). One definition for the
+/// weight packer, the device weight fill and both lowerings' quantizers.
+inline constexpr double kE4M3Max = 448.0;
+inline constexpr double kWeightAmaxFloor = 1e-12;
+inline constexpr double kTokenScaleFloor = 1.0 / (kE4M3Max * 512.0);
+
 struct Precision {
   std::string name;
   /// Embedding, norm weights, activations and the KV cache.

@@ -2,6 +2,7 @@
 
 #include "Artifact/WeightPacking.h"
 
+#include "Artifact/Precision.h"
 #include "Support/ParallelFor.h"
 
 #include <algorithm>
@@ -26,7 +27,7 @@ uint8_t floatToE4M3(float value) {
   float a = std::fabs(value);
   if (std::isnan(value))
     return sign | 0x7F;
-  if (a >= 448.0f) // also what rounds beyond it: satfinite
+  if (a >= (float)kE4M3Max) // also what rounds beyond it: satfinite
     return sign | 0x7E;
   if (a < 0.015625f) { // below 2^-6: subnormals m * 2^-9, m in 0..8
     int m = (int)std::nearbyint(a * 512.0f);
@@ -51,7 +52,7 @@ float quantizeRowE4M3(const float *values, int64_t n, uint8_t *out) {
   // In double, as the reference: values whose quotient is exactly halfway
   // between two e4m3 numbers (frequent for bf16 weights) must come out
   // halfway, so that rounding to even decides them as it does there.
-  double scale = std::max(amax, 1e-12) / 448.0;
+  double scale = std::max(amax, kWeightAmaxFloor) / kE4M3Max;
   for (int64_t i = 0; i < n; ++i)
     out[i] = floatToE4M3((float)(values[i] / scale));
   return (float)scale;

@@ -11,6 +11,8 @@
 
 #include "Conversion/AttnToGPU/KernelGenerator.h"
 
+#include "Artifact/Precision.h"
+
 namespace mlir::cohere2c::attn_to_gpu {
 
 namespace {
@@ -98,7 +100,8 @@ KernelGenerator::Kernel KernelGenerator::randomUniformFP8Kernel() {
     scf::YieldOp::create(b, amax);
   }
   Value amax = arith::ExtFOp::create(b, b.getF64Type(), blockMax(amaxLoop.getResult(0)));
-  Value rowScale = arith::DivFOp::create(b, maxf(amax, f64(1e-12)), f64(448.0));
+  Value rowScale = arith::DivFOp::create(b, maxf(amax, f64(::cohere2c::kWeightAmaxFloor)),
+                                         f64(::cohere2c::kE4M3Max));
   ifThen(cmp(arith::CmpIPredicate::eq, threadId, index(0)), [&] {
     memref::StoreOp::create(b, arith::TruncFOp::create(b, b.getF32Type(), rowScale), scales,
                             ValueRange{row});

@@ -10,6 +10,7 @@
 
 #include "Conversion/AttnToHost/AttnToHost.h"
 
+#include "Artifact/Precision.h"
 #include "Conversion/KVCachePlacement.h"
 #include "Conversion/QuantizedLinears.h"
 #include "Conversion/RotaryAngle.h"
@@ -132,7 +133,7 @@ private:
   // infinities, S.1111.111 is NaN, largest finite 448) ----------------------
   /// The e4m3fn value nearest to v (ties to even), saturated to +-448.
   Value roundToE4M3(Value v) {
-    Value a = arith::MinimumFOp::create(b, math::AbsFOp::create(b, v), f32(448));
+    Value a = arith::MinimumFOp::create(b, math::AbsFOp::create(b, v), f32(::cohere2c::kE4M3Max));
     // The binade's exponent, at least -6 (below it the spacing is that of
     // the subnormals, 2^-9); |v| = 0 gives -inf, clamped to -6.
     Value e = arith::MaximumFOp::create(
