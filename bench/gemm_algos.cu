@@ -131,10 +131,11 @@ void measure(cublasLtHandle_t lt, const Shape &s, const Buffers &buf, cudaStream
               flop / best / 1e9, 100 * (first - best) / first);
 }
 
-/// The heuristic's first algorithm with its k split over `splits` CTAs (cuBLASLt's
-/// CUBLASLT_ALGO_CONFIG_SPLITK_NUM, partial sums reduced as `scheme` says), timed; for the
-/// FP8 GEMMs with few output tiles at decode batch sizes (the o and down projections: n 4096
-/// gives 32 to 64 CTAs on 132 SMs).
+/// The heuristic's first algorithm as it is, then with its k split over `splits` CTAs
+/// (cuBLASLt's CUBLASLT_ALGO_CONFIG_SPLITK_NUM, partial sums reduced as `scheme` says),
+/// timed; for GEMMs with few output tiles at decode batch sizes (the o and down
+/// projections: n 4096 gives 32 to 64 CTAs on 132 SMs). "refused": cuBLASLt does not take
+/// that configuration.
 void measureSplitK(cublasLtHandle_t lt, const Shape &s, const Buffers &buf,
                    cudaStream_t stream) {
   Problem p(s, buf);
@@ -143,20 +144,21 @@ void measureSplitK(cublasLtHandle_t lt, const Shape &s, const Buffers &buf,
   int count = 0;
   check(cublasLtMatmulAlgoGetHeuristic(lt, desc, wl, al, cl, cl, pref, 1, &first, &count),
         "heuristic");
-  std::printf("%-20s m=%5d n=%6d k=%5d split-K:", s.name, s.m, s.n, s.k);
+  std::printf("%-20s m=%5d n=%6d k=%5d: first choice %.4f ms; split/scheme:", s.name, s.m,
+              s.n, s.k, timeAlgo(lt, desc, wl, al, cl, first.algo, buf, 20, stream));
   for (uint32_t scheme : {CUBLASLT_REDUCTION_SCHEME_NONE, CUBLASLT_REDUCTION_SCHEME_INPLACE,
                           CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE}) {
     for (int32_t splits : {1, 2, 3, 4, 6, 8}) {
       if (splits == 1 && scheme != CUBLASLT_REDUCTION_SCHEME_NONE)
         continue;
       cublasLtMatmulAlgo_t algo = first.algo;
-      cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splits,
-                                           sizeof splits);
-      cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME,
-                                           &scheme, sizeof scheme);
       cublasLtMatmulHeuristicResult_t checked;
-      if (cublasLtMatmulAlgoCheck(lt, desc, wl, al, cl, cl, &algo, &checked) !=
-          CUBLAS_STATUS_SUCCESS) {
+      if (cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splits,
+                                               sizeof splits) != CUBLAS_STATUS_SUCCESS ||
+          cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME,
+                                               &scheme, sizeof scheme) != CUBLAS_STATUS_SUCCESS ||
+          cublasLtMatmulAlgoCheck(lt, desc, wl, al, cl, cl, &algo, &checked) !=
+              CUBLAS_STATUS_SUCCESS) {
         std::printf(" [%d/%u: refused]", splits, scheme);
         continue;
       }

@@ -19,13 +19,13 @@ mlir::cohere2c::kvCachePlacementOf(attn::AttentionOp op) {
   return placement;
 }
 
-Value mlir::cohere2c::kvPoolRowOffset(ImplicitLocOpBuilder &b, Value block, Value slot,
+Value mlir::cohere2c::kvPoolRowOffset(ImplicitLocOpBuilder &b, Value block, Value layerSlot,
                                       int64_t groupLayers, Value blockSize, Value inBlock,
                                       int64_t kv, int64_t kvWidth) {
   auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(b, v); };
   auto add = [&](Value x, Value y) { return arith::AddIOp::create(b, x, y); };
   auto mul = [&](Value x, Value y) { return arith::MulIOp::create(b, x, y); };
-  Value plane = add(mul(add(mul(block, index(groupLayers)), slot), index(2)), index(kv));
+  Value plane = add(mul(add(mul(block, index(groupLayers)), layerSlot), index(2)), index(kv));
   return mul(add(mul(plane, blockSize), inBlock), index(kvWidth));
 }
 

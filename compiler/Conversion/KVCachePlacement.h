@@ -24,13 +24,13 @@ struct KVCachePlacement {
 KVCachePlacement kvCachePlacementOf(attn::AttentionOp op);
 
 /// The element offset in a KV group's pool of the K (kv = 0) or V (kv = 1)
-/// row of slot `inBlock` of pool block `block`, for the group's layer `slot`
-/// of `groupLayers` layers; kvWidth = KV heads x head_dim. A pool is laid out
+/// row of token slot `inBlock` of pool block `block`, for the group's layer
+/// `layerSlot` of `groupLayers` layers; kvWidth = KV heads x head_dim. A pool is laid out
 /// [blocks][layers of the group][K, V][block size][KV heads][head_dim] (the
 /// runtime allocates blocks of that size, runtime/src/kv_cache), so a block
 /// holds every layer of its group for the same tokens. Index-typed values;
 /// both lowerings address the cache through it.
-Value kvPoolRowOffset(ImplicitLocOpBuilder &b, Value block, Value slot, int64_t groupLayers,
+Value kvPoolRowOffset(ImplicitLocOpBuilder &b, Value block, Value layerSlot, int64_t groupLayers,
                       Value blockSize, Value inBlock, int64_t kv, int64_t kvWidth);
 
 /// The KV groups of `module`'s attention ops, as the manifest records them

@@ -23,7 +23,10 @@ namespace cohere2c {
 /// FP8 rowwise (OCP FP8 e4m3fn, bias 7, no infinities, S.1111.111 NaN): its
 /// largest finite value, the floor of a weight row's amax (an all-zero row
 /// gets a finite scale: max(amax, floor) / kE4M3Max) and the floor of a
-/// token's scale (max(amax / kE4M3Max, floor)). One definition for the
+/// token's scale (max(amax / kE4M3Max, floor): an all-zero token quantizes
+/// to zeros, not NaN; docs/ARCHITECTURE.md, Precision, and the recipe's
+/// float64 emulation in bench/fp8_precision.py use the same). One
+/// definition for the
 /// weight packer, the device weight fill and both lowerings' quantizers.
 inline constexpr double kE4M3Max = 448.0;
 inline constexpr double kWeightAmaxFloor = 1e-12;

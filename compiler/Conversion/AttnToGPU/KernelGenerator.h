@@ -14,8 +14,8 @@
 #ifndef COHERE2C_CONVERSION_ATTNTOGPU_KERNELGENERATOR_H
 #define COHERE2C_CONVERSION_ATTNTOGPU_KERNELGENERATOR_H
 
-#include "Conversion/RowwiseFP8.h"
 #include "Conversion/KVCachePlacement.h"
+#include "Conversion/RowwiseFP8.h"
 #include "Conversion/ScalarBuilders.h"
 #include "cohere2c/Dialect/Attn/IR/Attn.h"
 #include "cohere2c/Dialect/Plan/IR/Plan.h"
@@ -86,19 +86,21 @@ inline int64_t gemvSlices(bool fp8, int64_t n) {
   return slices;
 }
 /// Iterations of the one-token linear kernel whose weights it loads before
-/// waiting for the previous launch (16 bytes of each of its rows per lane
-/// and iteration: gemvRows 16-byte registers per lane and iteration).
-inline constexpr int64_t kGemvEarlyChunks = 2;
+/// waiting for the previous launch, at the least (16 bytes of each of its
+/// rows per lane and iteration: gemvRows 16-byte registers per lane and
+/// iteration); gemvLoadsAhead where that is more.
+inline constexpr int64_t kGemvEarlyIterations = 2;
 /// Iterations ahead of the one being summed whose weights a lane has in
 /// flight, for a kernel of `iterations` iterations (0: each iteration loads
-/// its own, after the first kGemvEarlyChunks). Timed on an H200 against
+/// its own, after the first kGemvEarlyIterations). Timed on an H200 against
 /// the shapes of Command A and Command R7B (bench/gemv_variants.cu): long
 /// rows need loads far ahead to keep enough bytes in flight (Command A's
 /// merged qkv + gate/up, 24 iterations: 285 us at 0, 248 at 2, 239 at 4;
 /// its down projection, 18: 117 us at 0, 105 at 3); shorter ones gain
 /// nothing and lose occupancy to the registers (Command R7B's, 16 or fewer).
-inline int64_t gemvLoadsAhead(int64_t iterations) {
-  return iterations >= 20 ? 4 : iterations >= 18 ? 3 : 0;
+/// FP8 only: the bf16 kernels (2 rows a warp) were not timed with it.
+inline int64_t gemvLoadsAhead(bool fp8, int64_t iterations) {
+  return !fp8 ? 0 : iterations >= 20 ? 4 : iterations >= 18 ? 3 : 0;
 }
 /// Output rows of a block of the one-token linear kernel.
 inline int64_t gemvBlockRows(bool fp8, int64_t n) {

@@ -106,8 +106,8 @@ KernelGenerator::Kernel KernelGenerator::gemvKernel(bool fp8, int64_t n, int64_t
       it.weights.push_back(
           memref::LoadOp::create(b, w, ValueRange{add(mul(row[r], index(chunks)), it.q)}));
   };
-  size_t ahead = (size_t)gemvLoadsAhead((int64_t)iterations.size());
-  for (size_t i = 0; i < iterations.size() && i < std::max<size_t>(ahead, kGemvEarlyChunks); ++i)
+  size_t ahead = (size_t)gemvLoadsAhead(fp8, (int64_t)iterations.size());
+  for (size_t i = 0; i < iterations.size() && i < std::max<size_t>(ahead, kGemvEarlyIterations); ++i)
     loadWeights(iterations[i]);
   waitForPreviousLaunch();
   for (size_t i = 0; i < iterations.size(); ++i) {

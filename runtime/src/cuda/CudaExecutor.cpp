@@ -194,15 +194,17 @@ Status CudaExecutor::upload(DeviceArray &array, const void *data,
 
 namespace {
 
-/// Splits of k for a GEMM (cuBLASLt's first algorithm otherwise). A bf16
-/// down projection at decode batch sizes has few output tiles (n 4096: 32 to
-/// 64 CTAs on an H200's 132 SMs) over a long k. Measured on an H200 for
-/// Command R7B's (bench/gemm_algos.cu --split-k; m 64, 128, 256, 512): 45.1,
-/// 46.2, 69.9, 70.5 us unsplit, 36.5, 38.4, 46.7, 80.7 in two; the o
-/// projection (k = n) only lost. cuBLASLt refuses split-K for FP8 with
-/// rowwise scales.
-int gemmSplits(bool fp8, int64_t m, int64_t n, int64_t k) {
-  return !fp8 && m <= 256 && k >= 3 * n ? 2 : 1;
+/// Splits of k for a bf16 GEMM of m x n outputs (cuBLASLt's first algorithm
+/// otherwise). A down projection at decode batch sizes has few output tiles
+/// (at most 64 of 128 x 128 for an H200's 132 SMs) over a long k (at least
+/// 3n). Measured on an H200 for Command R7B's (n 4096, k 14336;
+/// bench/gemm_algos.cu --split-k; m 64, 128, 256, 512): 45.1, 46.2, 69.9,
+/// 70.5 us unsplit, 36.5, 38.4, 46.7, 80.7 in two; its o projection (k = n)
+/// only lost. Not timed for f32, and cuBLASLt refuses split-K for FP8 with
+/// rowwise scales: both keep one.
+int gemmSplits(cudaDataType_t in, int64_t m, int64_t n, int64_t k) {
+  int64_t tiles = (m + 127) / 128 * ((n + 127) / 128);
+  return in == CUDA_R_16BF && k >= 3 * n && tiles <= 64 ? 2 : 1;
 }
 
 } // namespace
@@ -268,7 +270,7 @@ Status CudaExecutor::gemm(const PlanStep &step, CUstream stream, CUdeviceptr a,
     if (count == 0)
       return Status::error("cuBLASLt has no algorithm for the GEMM of " +
                            step.weight);
-    if (int32_t splits = gemmSplits(fp8, m, step.n, step.k); splits > 1) {
+    if (int32_t splits = gemmSplits(in, m, step.n, step.k); splits > 1) {
       // Partial sums reduced in f32 in the workspace by a separate kernel:
       // the same order every run (no atomics).
       cublasLtMatmulAlgo_t split = result.algo;
