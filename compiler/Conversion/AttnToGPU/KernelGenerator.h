@@ -9,14 +9,14 @@
 // (embedding, norms, quantization, SwiGLU, residuals, row gathers),
 // AttentionKernels.cpp (KV append, decode and prefill attention),
 // LinearKernels.cpp (linear layers of one token); the plan in AttnToGPU.cpp.
+// What the families build with (rows, reductions, the paged pool) is in
+// KernelPrimitives.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COHERE2C_CONVERSION_ATTNTOGPU_KERNELGENERATOR_H
 #define COHERE2C_CONVERSION_ATTNTOGPU_KERNELGENERATOR_H
 
-#include "Conversion/KVCachePlacement.h"
-#include "Conversion/RowwiseFP8.h"
-#include "Conversion/ScalarBuilders.h"
+#include "Conversion/AttnToGPU/KernelPrimitives.h"
 #include "cohere2c/Dialect/Attn/IR/Attn.h"
 #include "cohere2c/Dialect/Plan/IR/Plan.h"
 
@@ -53,10 +53,8 @@ using plan::dtypeOf;
 /// arguments need a static shape; only the pointer is passed.
 inline constexpr int64_t kFlat = int64_t(1) << 40;
 inline constexpr int64_t kChunkThreads = 256;  // elementwise kernels: threads per chunk
-inline constexpr int64_t kReduceScratch = 32;  // block reductions: a float per warp
 inline constexpr int64_t kAttentionWarps = 4; // split attention on CUDA cores: warps per block
 inline constexpr int64_t kKeysInFlight = 4;    // decode attention: keys a lane group loads at once
-inline constexpr int64_t kWarp = 32;
 // Decode attention: lanes that share a key's dot product (head_dim / kKeyLanes features each),
 // so that a warp computes kKeySubgroups keys at once and reduces each over 4 shuffles, not 5
 // for one key.
@@ -140,254 +138,15 @@ inline int64_t chunksOf(int64_t width) { return (width + kChunkThreads - 1) / kC
 
 /// Generates kernels into one gpu.module and records the step's launches
 /// into a plan.step.
-/// KernelGenerator's builder: a base, so that it exists before
-/// ScalarBuilders, the next base, refers to it.
-struct KernelBuilder {
-  ImplicitLocOpBuilder builder;
-};
-
-class KernelGenerator : KernelBuilder, ScalarBuilders {
+class KernelGenerator : KernelPrimitives {
 public:
   KernelGenerator(ModuleOp module, gpu::GPUModuleOp kernels, plan::StepOp planStep)
-      : KernelBuilder{ImplicitLocOpBuilder(module.getLoc(), module.getContext())},
-        ScalarBuilders(builder), module(module), kernels(kernels), planStep(planStep) {}
+      : KernelPrimitives(module.getLoc(), module.getContext()), module(module),
+        kernels(kernels), planStep(planStep) {}
 
   LogicalResult run(func::FuncOp step);
 
 private:
-  // --- arithmetic helpers (f32 compute, E storage; and ScalarBuilders') ------
-  Value f64(double v) { return arith::ConstantOp::create(b, b.getF64FloatAttr(v)); }
-  /// x / d and x % d (unsigned) by a constant d.
-  Value divu(Value x, int64_t d) { return arith::DivUIOp::create(b, x, index(d)); }
-  Value remu(Value x, int64_t d) { return arith::RemUIOp::create(b, x, index(d)); }
-  /// The integer comparison `x p y` (an i1).
-  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
-    return arith::CmpIOp::create(b, p, x, y);
-  }
-  Value andi(Value x, Value y) { return arith::AndIOp::create(b, x, y); }
-  Value maxf(Value x, Value y) { return arith::MaximumFOp::create(b, x, y); }
-  /// `v` of the lane whose id is this lane's xor `offset`.
-  Value xorShuffle(Value v, int32_t offset) {
-    return gpu::ShuffleOp::create(b, v, offset, kWarp, gpu::ShuffleMode::XOR).getShuffleResult();
-  }
-  /// Loads element i of a flat memref as f32 (or as is for integers).
-  Value load(Value mem, Value i) {
-    Value v = memref::LoadOp::create(b, mem, ValueRange{i});
-    if (isa<FloatType>(v.getType()) && !v.getType().isF32())
-      v = arith::ExtFOp::create(b, b.getF32Type(), v);
-    return v;
-  }
-  /// Elements [base, base + count) of a flat memref of vector<chunk x E>
-  /// (base and count multiples of chunk, in elements), as f32.
-  SmallVector<Value> loadChunks(Value mem, Value base, int64_t count, int64_t chunk) {
-    SmallVector<Value> values;
-    Value first = divu(base, chunk);
-    for (int64_t v = 0; v < count / chunk; ++v) {
-      Value vec = memref::LoadOp::create(b, mem, ValueRange{add(first, index(v))});
-      for (int64_t i = 0; i < chunk; ++i) {
-        Value e = LLVM::ExtractElementOp::create(
-            b, vec, arith::ConstantIntOp::create(b, i, 32).getResult());
-        values.push_back(e.getType().isF32() ? e : arith::ExtFOp::create(b, b.getF32Type(), e));
-      }
-    }
-    return values;
-  }
-  /// Stores an f32 value into a flat memref of any float type.
-  void store(Value v, Value mem, Value i) {
-    Type e = cast<MemRefType>(mem.getType()).getElementType();
-    if (e != v.getType())
-      v = arith::TruncFOp::create(b, e, v);
-    memref::StoreOp::create(b, v, mem, ValueRange{i});
-  }
-  void forLoop(Value lb, Value ub, Value step, function_ref<void(Value)> body) {
-    auto loop = scf::ForOp::create(b, lb, ub, step);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    body(loop.getInductionVar());
-  }
-  /// for i = threadIdx.x; i < n; i += blockDim.x
-  void forThreads(int64_t n, function_ref<void(Value)> body) {
-    forLoop(threadId, index(n), index(blockThreads), body);
-  }
-  /// silu(g) = g / (1 + exp(-g)), in f32.
-  Value silu(Value g) {
-    return arith::DivFOp::create(
-        b, g, addf(f32(1), math::ExpOp::create(b, arith::NegFOp::create(b, g))));
-  }
-  /// Runs `body` only on threads where `cond` holds.
-  void ifThen(Value cond, function_ref<void()> body) {
-    auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(op.thenBlock()->getTerminator());
-    body();
-  }
-  /// Sum of `v` over the block's threads.
-  Value blockSum(Value v) {
-    return blockReduce(v, [&](Value x, Value y) { return addf(x, y); });
-  }
-  /// Maximum of `v` over the block's threads.
-  Value blockMax(Value v) {
-    return blockReduce(v, [&](Value x, Value y) {
-      return arith::MaximumFOp::create(b, x, y);
-    });
-  }
-  /// `combine` of `v` over the block's threads: butterfly shuffles within
-  /// each warp, then every thread combines the warps' results from shared
-  /// memory (kReduceScratch floats).
-  Value blockReduce(Value v, function_ref<Value(Value, Value)> combine) {
-    for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
-      v = combine(v, xorShuffle(v, offset));
-    int64_t warps = blockThreads / kWarp;
-    if (warps == 1)
-      return v;
-    Value warp = arith::DivUIOp::create(b, threadId, index(kWarp));
-    Value lane = arith::RemUIOp::create(b, threadId, index(kWarp));
-    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, index(0)),
-           [&] { memref::StoreOp::create(b, v, scratch, ValueRange{warp}); });
-    gpu::BarrierOp::create(b);
-    Value result = memref::LoadOp::create(b, scratch, ValueRange{index(0)});
-    for (int64_t w = 1; w < warps; ++w)
-      result = combine(result, memref::LoadOp::create(b, scratch, ValueRange{index(w)}));
-    gpu::BarrierOp::create(b); // scratch is reused by the next reduction
-    return result;
-  }
-
-  /// One pair (x[2 pair], x[2 pair + 1]) of a row held in registers. Where
-  /// `valid` is set (a partial last round), invalid pairs hold zeros.
-  struct RowPair {
-    Value pair, valid, x0, x1;
-  };
-  /// Loads a row of `width` (even) values into registers: thread x holds
-  /// pairs x, x + blockDim, ...; all loads are issued before any use, so a
-  /// row costs one memory latency, not one per element.
-  SmallVector<RowPair> loadRow(int64_t width, function_ref<Value(Value)> valueAt) {
-    SmallVector<RowPair> row;
-    int64_t pairs = width / 2;
-    for (int64_t first = 0; first < pairs; first += blockThreads) {
-      RowPair p;
-      p.pair = add(threadId, index(first));
-      if (first + blockThreads > pairs) {
-        p.valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, p.pair, index(pairs));
-        p.pair = arith::SelectOp::create(b, p.valid, p.pair, index(0));
-      }
-      Value even = mul(p.pair, index(2));
-      p.x0 = valueAt(even);
-      p.x1 = valueAt(add(even, index(1)));
-      row.push_back(p);
-    }
-    return mapRow(row, [](Value x, Value) { return x; });
-  }
-  /// fn(x, d) of every element d of a row (zeros where invalid).
-  SmallVector<RowPair> mapRow(ArrayRef<RowPair> row, function_ref<Value(Value, Value)> fn) {
-    SmallVector<RowPair> out;
-    for (RowPair p : row) {
-      Value even = mul(p.pair, index(2));
-      p.x0 = fn(p.x0, even);
-      p.x1 = fn(p.x1, add(even, index(1)));
-      if (p.valid) {
-        p.x0 = arith::SelectOp::create(b, p.valid, p.x0, f32(0));
-        p.x1 = arith::SelectOp::create(b, p.valid, p.x1, f32(0));
-      }
-      out.push_back(p);
-    }
-    return out;
-  }
-  /// `combine` over the elements of a row held in registers, then the block.
-  Value reduceRow(ArrayRef<RowPair> row, function_ref<Value(Value, Value)> combine) {
-    Value v = combine(row[0].x0, row[0].x1);
-    for (const RowPair &p : row.drop_front())
-      v = combine(v, combine(p.x0, p.x1));
-    return blockReduce(v, combine);
-  }
-  /// Runs `body` for each valid pair of a row.
-  void forEachPair(ArrayRef<RowPair> row, function_ref<void(const RowPair &)> body) {
-    for (const RowPair &p : row) {
-      if (p.valid)
-        ifThen(p.valid, [&] { body(p); });
-      else
-        body(p);
-    }
-  }
-  /// Stores a row held in registers at out[rowBase + d].
-  void storeRow(ArrayRef<RowPair> row, Value out, Value rowBase) {
-    forEachPair(row, [&](const RowPair &p) {
-      Value even = add(rowBase, mul(p.pair, index(2)));
-      store(p.x0, out, even);
-      store(p.x1, out, add(even, index(1)));
-    });
-  }
-  /// The element of a 2-D launch over (row, chunk of blockDim elements):
-  /// runs `body` with d = blockIdx.y * blockDim + threadIdx.x where d < width.
-  void forChunkElement(int64_t width, function_ref<void(Value)> body) {
-    Value d = add(mul(gpu::BlockIdOp::create(b, gpu::Dimension::y), index(blockThreads)),
-                  threadId);
-    if (width % blockThreads == 0)
-      return body(d);
-    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, d, index(width)),
-           [&] { body(d); });
-  }
-  /// Quantizes row t (held in registers) to FP8 rowwise (RowwiseFP8.h): each
-  /// pair (x[2j], x[2j+1]) becomes one i16 of two e4m3 bytes through
-  /// cvt.rn.satfinite.e4m3x2.f32.
-  void emitRowQuantize(Value t, int64_t width, ArrayRef<RowPair> row, Value pairs,
-                       Value scales) {
-    Value amax = reduceRow(mapRow(row, [&](Value x, Value) { return math::AbsFOp::create(b, x); }),
-                           [&](Value x, Value y) { return arith::MaximumFOp::create(b, x, y); });
-    RowwiseScale scale = emitRowwiseScale(b, amax);
-    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, threadId, index(0));
-    ifThen(first, [&] {
-      memref::StoreOp::create(b, arith::TruncFOp::create(b, b.getF32Type(), scale.scale),
-                              scales, ValueRange{t});
-    });
-    auto quotient = [&](Value x) { return emitScaledQuotient(b, x, scale); };
-    forEachPair(row, [&](const RowPair &p) {
-      // cvt.rn.satfinite.e4m3x2.f32 puts its first operand in the upper byte: pass
-      // (x[2j+1], x[2j]) to store the bytes in order.
-      Value packed = NVVM::ConvertF32x2ToF8x2Op::create(
-          b, b.getI16Type(), quotient(p.x1), quotient(p.x0), NVVM::FPRoundingMode::RN,
-          NVVM::SaturationMode::SATFINITE, false, Float8E4M3FNType::get(b.getContext()));
-      memref::StoreOp::create(b, packed, pairs,
-                              ValueRange{add(mul(t, index(width / 2)), p.pair)});
-    });
-  }
-  /// A KV group's paged cache as a kernel sees it: the pool (kvRowOffset's
-  /// layout), the block tables [sequence][width] and this layer's slot among
-  /// the group's groupLayers layers; kvWidth = KV heads x head_dim.
-  struct PagedPool {
-    Value pool, tables, width, blockSize, slot;
-    int64_t groupLayers = 0, kvWidth = 0;
-  };
-  /// The PagedPool of a kernel whose arguments `tablesArg` and `poolArg` are
-  /// the tables and the pool; every such kernel takes the slot, the block
-  /// size and the table width as arguments 6, 7 and 8.
-  PagedPool pagedPoolArgs(unsigned tablesArg, unsigned poolArg, int64_t groupLayers,
-                          int64_t kvWidth) {
-    PagedPool p;
-    p.tables = kernel.getArgument(tablesArg);
-    p.pool = kernel.getArgument(poolArg);
-    p.slot = toIndex(kernel.getArgument(6));
-    p.blockSize = toIndex(kernel.getArgument(7));
-    p.width = toIndex(kernel.getArgument(8));
-    p.groupLayers = groupLayers;
-    p.kvWidth = kvWidth;
-    return p;
-  }
-  /// The pool block at `tableIndex` of the table of the sequence at
-  /// block-table row `seq`: tables[seq * width + tableIndex].
-  Value tableBlock(const PagedPool &p, Value seq, Value tableIndex) {
-    return toIndex(load(p.tables, add(mul(seq, p.width), tableIndex)));
-  }
-  /// The element offset in the pool of the K (kv = 0) or V (kv = 1) row of
-  /// slot `inBlock` of `block` (kvPoolRowOffset's layout).
-  Value kvRowOffset(const PagedPool &p, Value block, Value inBlock, int64_t kv) {
-    return kvPoolRowOffset(b, block, p.slot, p.groupLayers, p.blockSize, inBlock, kv,
-                           p.kvWidth);
-  }
-  /// kvRowOffset of position j of the sequence at block-table row `seq`.
-  Value kvRowOffsetOf(const PagedPool &p, Value seq, Value j, int64_t kv) {
-    Value block = tableBlock(p, seq, arith::DivUIOp::create(b, j, p.blockSize));
-    return kvRowOffset(p, block, arith::RemUIOp::create(b, j, p.blockSize), kv);
-  }
 
   /// A generated kernel: its symbol in the gpu.module and what it computes
   /// (carried by every plan.launch of it).
@@ -697,10 +456,6 @@ private:
   gpu::GPUModuleOp kernels;
   plan::StepOp planStep;
   std::map<std::string, bool> generated;
-  // The kernel being generated.
-  gpu::GPUFuncOp kernel;
-  Value threadId, scratch;
-  int64_t blockThreads = 0;
   // The buffer view of each value, and the width of each buffer.
   DenseMap<Value, PlanArg> buffers;
   std::map<std::string, int64_t> bufferWidths;
