@@ -132,7 +132,8 @@ bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t ro
 ///   output itself: no partial results to merge);
 ///   gemv_token: 1 in a step of one token, else 0; gemm_tokens: tokens in
 ///   any other step, else 0 (linear layers of one token are matrix-vector
-///   kernels, the others GEMMs);
+///   kernels, the others GEMMs; SwiGLU and its quantization split one
+///   token's row over blocks);
 ///   greedy_rows: rows when `greedyOnly` (the caller wants each logits
 ///   row's greedy token, not the row: StepInput::greedyOnly), else 0;
 ///   side_stream: 1 when tokens <= kSideStreamMaxTokens (the plan's side

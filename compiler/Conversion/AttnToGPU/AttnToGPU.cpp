@@ -472,10 +472,15 @@ LogicalResult KernelGenerator::lowerOp(Operation &op) {
         if (failed(evenWidth(o, in.getDimSize(1))))
           return failure();
         PlanArg gate = buffers[o.getGate()], up = buffers[o.getUp()];
-        kernelStep(swigluQuantKernel(in.getElementType(), in.getDimSize(1), strideOf(gate),
-                                     strideOf(up)),
-                   P::Tokens, 1, rowThreads(in.getDimSize(1)),
-                   {gate, up, bufferFor(o.getValues()), bufferFor(o.getScales())});
+        std::vector<PlanArg> args = {gate, up, bufferFor(o.getValues()), bufferFor(o.getScales())};
+        int64_t width = in.getDimSize(1), blocks = tokenRowBlocks(width);
+        // A step of one token splits the row over blocks (the GEMV path).
+        kernelStep(swigluQuantKernel(in.getElementType(), width, strideOf(gate), strideOf(up)),
+                   blocks > 1 ? P::GemmTokens : P::Tokens, 1, rowThreads(width), args);
+        if (blocks > 1)
+          kernelStep(swigluQuantTokenKernel(in.getElementType(), width, strideOf(gate),
+                                            strideOf(up), blocks),
+                     P::GemvToken, blocks, tokenRowThreads(width, blocks), args);
         return success();
       })
       .Case([&](attn::LogitsOp o) {

@@ -127,6 +127,23 @@ inline int64_t rowThreads(int64_t width) {
   return threads;
 }
 
+/// Blocks of a step of one token's row kernel that splits the row (each
+/// block kTokenSliceWidth values at most, its amax taken by gridMax): the
+/// fewest in [2, kMaxGridBlocks] that divide `width` into even slices; 1
+/// where none does (the one-block kernel serves it).
+inline constexpr int64_t kTokenSliceWidth = 4 * kChunkThreads;
+inline int64_t tokenRowBlocks(int64_t width) {
+  for (int64_t blocks = std::max<int64_t>(2, width / kTokenSliceWidth); blocks <= kMaxGridBlocks;
+       ++blocks)
+    if (width % (2 * blocks) == 0 && width / blocks <= kTokenSliceWidth)
+      return blocks;
+  return 1;
+}
+/// Threads of each of those blocks.
+inline int64_t tokenRowThreads(int64_t width, int64_t blocks) {
+  return std::min(kChunkThreads, width / blocks / 2);
+}
+
 /// "_<what>stride<stride>" in a kernel's name where a row stride is not the
 /// row's own width (a view into a merged GEMM's output).
 inline std::string strideSuffix(const std::string &what, int64_t stride, int64_t width) {
@@ -410,6 +427,10 @@ private:
   Kernel layerNormQuantKernel(Type input, Type normType, int64_t hidden, double eps);
   Kernel swigluQuantKernel(Type e, int64_t width, int64_t gateStride,
                                 int64_t upStride);
+  /// swigluQuantKernel for a step of one token, its row split over
+  /// `blocks` blocks (tokenRowBlocks).
+  Kernel swigluQuantTokenKernel(Type e, int64_t width, int64_t gateStride, int64_t upStride,
+                                int64_t blocks);
   SmallVector<RowPair> emitLayerNorm(Value in, Value w, Value rowBase, int64_t hidden,
                                      double eps);
   // Seeded random weights (WeightFillKernels.cpp, lib/Artifact/RandomWeights.h).

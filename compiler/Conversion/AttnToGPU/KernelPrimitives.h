@@ -28,6 +28,10 @@ namespace mlir::cohere2c::attn_to_gpu {
 
 inline constexpr int64_t kWarp = 32;
 inline constexpr int64_t kReduceScratch = 32; // block reductions: a float per warp
+/// The most blocks a kernel with a grid-wide barrier (gridMax) may launch:
+/// every block must be resident at once, and a Hopper GPU has at least 114
+/// SMs, each holding at least one such block.
+inline constexpr int64_t kMaxGridBlocks = 112;
 
 /// KernelPrimitives' builder: a base, so that it exists before
 /// ScalarBuilders, the next base, refers to it.
@@ -211,30 +215,47 @@ protected:
     ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, d, index(width)),
            [&] { body(d); });
   }
-  /// Quantizes row t (held in registers) to FP8 rowwise (RowwiseFP8.h): each
-  /// pair (x[2j], x[2j+1]) becomes one i16 of two e4m3 bytes through
-  /// cvt.rn.satfinite.e4m3x2.f32.
+  /// The largest magnitude of a row held in registers, over the block.
+  Value rowAbsMax(ArrayRef<RowPair> row) {
+    return reduceRow(mapRow(row, [&](Value x, Value) { return math::AbsFOp::create(b, x); }),
+                     [&](Value x, Value y) { return arith::MaximumFOp::create(b, x, y); });
+  }
+  /// Quantizes row t (held in registers) to FP8 rowwise (RowwiseFP8.h).
   void emitRowQuantize(Value t, int64_t width, ArrayRef<RowPair> row, Value pairs,
                        Value scales) {
-    Value amax = reduceRow(mapRow(row, [&](Value x, Value) { return math::AbsFOp::create(b, x); }),
-                           [&](Value x, Value y) { return arith::MaximumFOp::create(b, x, y); });
+    emitQuantize(t, width, row, rowAbsMax(row), index(0),
+                 arith::CmpIOp::create(b, arith::CmpIPredicate::eq, threadId, index(0)), pairs,
+                 scales);
+  }
+  /// Quantizes the part of row t (of `width`) held in registers, pairs
+  /// [firstPair, firstPair + the row's pairs), with the scale of `amax`, the
+  /// whole row's largest magnitude; the thread where `storesScale` holds
+  /// stores it. Each pair (x[2j], x[2j+1]) becomes one i16 of two e4m3 bytes
+  /// through cvt.rn.satfinite.e4m3x2.f32.
+  void emitQuantize(Value t, int64_t width, ArrayRef<RowPair> row, Value amax, Value firstPair,
+                    Value storesScale, Value pairs, Value scales) {
     RowwiseScale scale = emitRowwiseScale(b, amax);
-    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, threadId, index(0));
-    ifThen(first, [&] {
+    ifThen(storesScale, [&] {
       memref::StoreOp::create(b, arith::TruncFOp::create(b, b.getF32Type(), scale.scale),
                               scales, ValueRange{t});
     });
     auto quotient = [&](Value x) { return emitScaledQuotient(b, x, scale); };
+    Value rowPairs = add(mul(t, index(width / 2)), firstPair);
     forEachPair(row, [&](const RowPair &p) {
       // cvt.rn.satfinite.e4m3x2.f32 puts its first operand in the upper byte: pass
       // (x[2j+1], x[2j]) to store the bytes in order.
       Value packed = NVVM::ConvertF32x2ToF8x2Op::create(
           b, b.getI16Type(), quotient(p.x1), quotient(p.x0), NVVM::FPRoundingMode::RN,
           NVVM::SaturationMode::SATFINITE, false, Float8E4M3FNType::get(b.getContext()));
-      memref::StoreOp::create(b, packed, pairs,
-                              ValueRange{add(mul(t, index(width / 2)), p.pair)});
+      memref::StoreOp::create(b, packed, pairs, ValueRange{add(rowPairs, p.pair)});
     });
   }
+  /// The largest of `v` (a non-negative f32, the same in every thread of a
+  /// block) over the `blocks` blocks of the launch along grid y, in every
+  /// thread: a grid-wide barrier, so all blocks must be resident at once
+  /// (blocks <= kMaxGridBlocks). Its state is a device global of the kernel's
+  /// module (GridMax.cpp).
+  Value gridMax(Value v, int64_t blocks);
   /// A KV group's paged cache as a kernel sees it: the pool (kvRowOffset's
   /// layout), the block tables [sequence][width] and this layer's slot among
   /// the group's groupLayers layers; kvWidth = KV heads x head_dim.

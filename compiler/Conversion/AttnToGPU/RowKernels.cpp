@@ -122,6 +122,42 @@ KernelGenerator::Kernel KernelGenerator::swigluQuantKernel(Type e, int64_t width
   return {name, spec};
 }
 
+// swigluQuantKernel for a step of one token (decode at batch 1). One block
+// left one SM to do all of a row's SwiGLUs and quantization (16 us a layer
+// on Command A, with 36,864 values, where reading them takes far less);
+// here block y owns values [y slice, (y + 1) slice) and the row's amax is
+// taken over the blocks (gridMax). The gate and up rows are row 0 of their
+// buffers: the strides are the spec's, not used.
+KernelGenerator::Kernel KernelGenerator::swigluQuantTokenKernel(Type e, int64_t width,
+                                                                int64_t gateStride,
+                                                                int64_t upStride,
+                                                                int64_t blocks) {
+  std::string name = sanitize("swiglu_quant_fp8_token_" + std::to_string(width) +
+                              strideSuffix("gate", gateStride, width) +
+                              strideSuffix("up", upStride, width) + "_blocks" +
+                              std::to_string(blocks));
+  KernelSpec spec{KernelFamily::SwiGLUQuantFP8};
+  spec.strides = {gateStride, upStride, 0};
+  int64_t slice = width / blocks;
+  if (!beginKernel(name, {flat(e), flat(e), flat(b.getI16Type()), flat(b.getF32Type())},
+                   tokenRowThreads(width, blocks), kReduceScratch))
+    return {name, spec};
+  Value gate = kernel.getArgument(0), up = kernel.getArgument(1);
+  Value block = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value first = mul(block, index(slice));
+  SmallVector<RowPair> row = loadRow(slice, [&](Value d) {
+    Value i = add(first, d);
+    return mulf(silu(load(gate, i)), load(up, i));
+  });
+  Value amax = gridMax(rowAbsMax(row), blocks);
+  Value storesScale = andi(cmp(arith::CmpIPredicate::eq, threadId, index(0)),
+                           cmp(arith::CmpIPredicate::eq, block, index(0)));
+  emitQuantize(index(0), width, row, amax, divu(first, 2), storesScale, kernel.getArgument(2),
+               kernel.getArgument(3));
+  endKernel();
+  return {name, spec};
+}
+
 // silu(g) * u; a block per (row, chunk).
 KernelGenerator::Kernel KernelGenerator::swigluKernel(Type e, int64_t width, int64_t gateStride,
                                           int64_t upStride) {

@@ -79,3 +79,29 @@ module {
     plan.join
   }
 }
+
+// -----
+
+// The SwiGLU's one-token variant writes what the SwiGLU writes from the same
+// inputs: it joins the branch. A step of another kind that overwrites the
+// branch's value (a buffer reused) must wait for it: the join precedes it.
+// CHECK-LABEL: plan.step
+// CHECK: plan.fork
+// CHECK-NEXT: plan.launch @k::@swiglu {{.*}} {side}
+// CHECK-NEXT: plan.launch @k::@swiglu_token {{.*}} {side}
+// CHECK-NEXT: plan.gemm "w.down" {{.*}} {side}
+// CHECK-NEXT: plan.join
+// CHECK-NEXT: plan.launch @k::@norm {{.*}}]{{$}}
+module {
+  plan.step {
+    plan.buffer @x : 64 x f32, rows <tokens>
+    plan.buffer @gu : 256 x bf16, rows <tokens>
+    plan.buffer @act : 128 x bf16, rows <tokens>
+    plan.buffer @down : 64 x f32, rows <tokens>
+    plan.gemm "w.gu" m(<gemm_tokens>) n(256) k(64) alpha(1.0) [#plan.view<@x>, #plan.view<@gu>]
+    plan.launch @k::@swiglu <swiglu, strides = [256, 256]> grid(<gemm_tokens>, 1) block(128) [#plan.view<@gu[0, 128]>, #plan.view<@gu[128, 128]>, #plan.view<@act>]
+    plan.launch @k::@swiglu_token <swiglu, strides = [256, 256]> grid(<gemv_token>, 2) block(32) [#plan.view<@gu[0, 128]>, #plan.view<@gu[128, 128]>, #plan.view<@act>]
+    plan.gemm "w.down" m(<gemm_tokens>) n(64) k(128) alpha(1.0) [#plan.view<@act>, #plan.view<@down>]
+    plan.launch @k::@norm <layer_norm> grid(<tokens>, 1) block(32) [#plan.view<@x>, #plan.weight<"w.ln">, #plan.view<@act[0, 64]>]
+  }
+}

@@ -125,12 +125,12 @@ struct Branch {
   SmallVector<int64_t> steps;
 };
 
-/// The branch from the SwiGLU at `start` on: the linear layers that read the
-/// branch and otherwise only what was ready at the fork (the down
-/// projection); the fork follows the last step writing the SwiGLU's inputs,
-/// the join precedes the first step that reads the branch and something
-/// computed after the fork (the residual sum). None if it would reach the
-/// end of the step.
+/// The branch from the SwiGLU at `start` on: the SwiGLUs and linear layers
+/// that read or overwrite the branch and otherwise read only what was ready
+/// at the fork (the SwiGLU's one-token variant, the down projection); the
+/// fork follows the last step writing the SwiGLU's inputs, the join precedes
+/// the first other step that reads or overwrites the branch (the residual
+/// sum). None if it would reach the end of the step.
 std::optional<Branch> branchFrom(const Dataflow &flow, int64_t start) {
   Branch branch;
   branch.fork = flow.readyAt(flow.access[start].reads, start);
@@ -141,9 +141,10 @@ std::optional<Branch> branchFrom(const Dataflow &flow, int64_t start) {
   };
   for (int64_t i = start + 1; i < (int64_t)flow.steps.size(); ++i) {
     const Access &a = flow.access[i];
-    if (!llvm::any_of(a.reads, inBranch))
+    if (!llvm::any_of(a.reads, inBranch) && !llvm::any_of(a.writes, inBranch))
       continue;
-    bool joins = isLinear(flow.steps[i]) && llvm::all_of(a.reads, [&](const Place &p) {
+    bool joins = (isLinear(flow.steps[i]) || isSwiGLU(flow.steps[i])) &&
+                 llvm::all_of(a.reads, [&](const Place &p) {
                    return inBranch(p) || flow.readyAt({p}, i) <= branch.fork;
                  });
     if (!joins) {

@@ -9,12 +9,12 @@ def PlanAssignStreams : Pass<"plan-assign-streams", "ModuleOp"> {
   let description = [{
     Cohere2's block is parallel: the attention chain and the MLP read the
     same layer norm, and only the residual sum reads both. For each SwiGLU
-    launch this pass puts it and the linear layers that read its branch and
-    otherwise only what was ready before (the down projection's GEMM and
-    matrix-vector kernel) on the side stream: a plan.fork after the last step
-    writing the SwiGLU's inputs, the steps marked `side`, a plan.join before
-    the first step reading the branch and something computed after the fork
-    (the residual sum). What a step reads and writes comes from its
+    launch this pass puts it and the SwiGLUs and linear layers that read or
+    overwrite its branch and otherwise read only what was ready before (the
+    SwiGLU's one-token variant, the down projection's GEMM and matrix-vector
+    kernel) on the side stream: a plan.fork after the last step writing the
+    SwiGLU's inputs, the steps marked `side`, a plan.join before the first
+    other step reading or overwriting the branch (the residual sum). What a step reads and writes comes from its
     arguments: a GEMM writes c, a kernel what its spec's family writes
     (KernelSpec.h, outputArguments). A branch that would begin before the
     previous one joined, or reach the end of the step, stays on the main
