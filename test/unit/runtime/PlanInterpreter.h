@@ -21,6 +21,7 @@
 #include "Weights.h"
 
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -66,8 +67,40 @@ private:
   void expectStrides(const PlanStep &step);
   std::string error_;
   int64_t scalar(const PlanArg &a) const;
+  /// Runs block rows [0, gridX) of a launch, by its spec's family.
   void kernel(const PlanStep &step, int64_t gridX);
   void gemm(const PlanStep &step, int64_t m);
+  // Block row t of each family (KernelSpec.h gives the arguments).
+  void embedding(const PlanStep &step, int64_t t);
+  void layerNorm(const PlanStep &step, int64_t t);
+  void quantize(const PlanStep &step, int64_t t);
+  void swiglu(const PlanStep &step, int64_t t);
+  void residualSum(const PlanStep &step, int64_t t);
+  void gatherRows(const PlanStep &step, int64_t t);
+  void greedyTokens(const PlanStep &step, int64_t t);
+  void gemv(const PlanStep &step, int64_t t);
+  // PlanInterpreterAttention.cpp
+  void kvAppend(const PlanStep &step, int64_t t);
+  void attention(const PlanStep &step, int64_t t);
+  void attentionMerge(const PlanStep &step, int64_t t);
+  /// One token's attention over the keys of block (row, split).
+  void attendToken(const PlanStep &step, int64_t token, int64_t row, int64_t split,
+                   int64_t splits);
+  /// The prefill kernel's keys [from, to) for `split` of `token`'s run in
+  /// the tile of tokens from tileStart.
+  std::pair<int64_t, int64_t> prefillSplitKeys(const PlanStep &step, int64_t token,
+                                               int64_t tileStart, int64_t split,
+                                               int64_t splits);
+  struct PagedPool;
+  /// The KV pool of an append (tables argument 4) or attention launch (3).
+  PagedPool poolOf(const PlanStep &step, size_t tables);
+  /// An argument's width: its column range's, else its buffer's.
+  int64_t widthOf(const PlanArg &a) const;
+  /// LayerNorm of row t (h values) of `in` with weight w, in f32.
+  std::vector<float> normalizedRow(const Ref &in, const Ref &w, int64_t t, int64_t h) const;
+  /// Row t quantized into the pairs and scales arguments.
+  void storeQuantized(const std::vector<float> &row, int64_t t, const PlanArg &pairs,
+                      const PlanArg &scales);
   /// FP8 rowwise quantization of `width` values into bytes and a scale.
   static void quantizeRow(const std::vector<float> &row, uint8_t *bytes, float *scale);
 
