@@ -21,37 +21,39 @@
 
 namespace cohere2c {
 
+// clang-format off
 /// The kernel families. Arguments (in order) and what each computes:
 ///   Embedding           ids, table, out: out[t] = table[ids[t]]
 ///   LayerNorm           x, w, out: Cohere's LayerNorm (no bias), f32
-///   statistics LayerNormQuantFP8   x, w, values, scales: LayerNorm then
-///   QuantizeFP8 of the f32 row QuantizeFP8         x, values, scales:
-///   per-token e4m3 with scale
+///                       statistics
+///   LayerNormQuantFP8   x, w, values, scales: LayerNorm then QuantizeFP8 of
+///                       the f32 row
+///   QuantizeFP8         x, values, scales: per-token e4m3 with scale
 ///                       max(amax / 448, 1 / (448 * 512))
 ///   SwiGLU              gate, up, out: silu(gate) * up
 ///   SwiGLUQuantFP8      gate, up, values, scales: SwiGLU then QuantizeFP8 of
-///   the f32 row ResidualSum         inputs..., out: their sum in f32
+///                       the f32 row
+///   ResidualSum         inputs..., out: their sum in f32
 ///   GatherRows          x, rows, out: out[i] = x[rows[i]]
 ///   GreedyTokens        logits, out: the lowest index of each row's maximum
-///   KVAppend            k, v, positions, seqs, tables, pool, slot, block_size,
-///   table_width
-///                       [, q, q_rotated when rope]: k and v into the paged
-///                       pool (k rotated)
+///   KVAppend            k, v, positions, seqs, tables, pool, slot,
+///                       block_size, table_width [, q, q_rotated when rope]:
+///                       k and v into the paged pool (k rotated)
 ///   Attention           q, positions, seqs, tables, pool, out, slot,
-///   block_size,
-///                       table_width, splits, partials[, generated_rows]:
-///                       flash-decoding, out with one split, else partials
+///                       block_size, table_width, splits, partials
+///                       [, generated_rows]: flash-decoding, out with one
+///                       split, else partials
 ///   AttentionPrefill    q, positions, seqs, tables, pool, out, slot,
-///   block_size,
-///                       table_width, tokens, splits, partials, generated:
-///                       tensor-core tiles
+///                       block_size, table_width, tokens, splits, partials,
+///                       generated: tensor-core tiles
 ///   AttentionMerge      partials, out, splits[, generated_rows | generated]
-///   Gemv, GemvFP8       x[, x_scales], w[, w_scales], out: one token's linear
-///   layer
+///   Gemv, GemvFP8       x[, x_scales], w[, w_scales], out: one token's
+///                       linear layer
 ///   RandomUniform       out, count, seed, first, scale, offset: seeded random
 ///                       weights (RandomWeights.h), f32 or bf16 (outF32)
 ///   RandomUniformFP8    values, scales, cols, seed, first, scale: seeded
 ///                       random weights quantized rowwise, a block per row
+// clang-format on
 enum class KernelFamily : uint8_t {
   Embedding,
   LayerNorm,
