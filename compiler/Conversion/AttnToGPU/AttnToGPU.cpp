@@ -31,15 +31,6 @@ namespace mlir::cohere2c {
 
 namespace mlir::cohere2c::attn_to_gpu {
 
-namespace {
-
-/// Elements per token of a step value: [tokens, width], or [tokens] scales.
-int64_t widthOf(RankedTensorType type) {
-  return type.getRank() == 2 ? type.getDimSize(1) : 1;
-}
-
-} // namespace
-
 bool KernelGenerator::beginKernel(const std::string &name, ArrayRef<Type> args,
                                   int64_t threads, int64_t scratchFloats, bool waitAtStart) {
   if (generated[name])
@@ -77,70 +68,6 @@ void KernelGenerator::waitForPreviousLaunch() {
 }
 
 void KernelGenerator::endKernel() { gpu::ReturnOp::create(b); }
-
-std::string KernelGenerator::allocate(int64_t width, Type dtype, StepParam rows) {
-  std::string name = "b" + std::to_string(bufferWidths.size());
-  bufferWidths[name] = width;
-  // Declarations precede the steps, in the order they were made.
-  OpBuilder pb = OpBuilder::atBlockBegin(&planStep.getBody().front());
-  if (lastBuffer)
-    pb.setInsertionPointAfter(lastBuffer);
-  lastBuffer = plan::BufferOp::create(pb, b.getLoc(), pb.getStringAttr(name),
-                                      pb.getI64IntegerAttr(width), TypeAttr::get(dtype),
-                                      plan::ParamAttr::get(b.getContext(), rows));
-  return name;
-}
-
-PlanArg KernelGenerator::bufferFor(Value v) {
-  auto type = cast<RankedTensorType>(v.getType());
-  return buffers[v] = buffer(allocate(widthOf(type), type.getElementType()));
-}
-
-Attribute KernelGenerator::argAttr(const PlanArg &a) {
-  MLIRContext *context = b.getContext();
-  switch (a.kind) {
-  case PlanArg::Kind::Buffer:
-    return plan::ViewAttr::get(context, FlatSymbolRefAttr::get(context, a.name), a.column,
-                               a.width);
-  case PlanArg::Kind::Weight:
-    return plan::WeightAttr::get(context, b.getStringAttr(a.name), a.width);
-  case PlanArg::Kind::Input:
-    return plan::InputAttr::get(context, a.input);
-  case PlanArg::Kind::Param:
-    return plan::ParamAttr::get(context, a.param);
-  case PlanArg::Kind::Int:
-    break;
-  }
-  return b.getI64IntegerAttr(a.value);
-}
-
-void KernelGenerator::kernelStep(const Kernel &kernel, StepParam gridX, int64_t gridY,
-                                 int64_t block, ArrayRef<PlanArg> args) {
-  OpBuilder pb = planEnd();
-  SmallVector<Attribute> attrs;
-  for (const PlanArg &a : args)
-    attrs.push_back(argAttr(a));
-  auto ref = SymbolRefAttr::get(kernels.getNameAttr(),
-                                {FlatSymbolRefAttr::get(b.getContext(), kernel.name)});
-  plan::LaunchOp::create(pb, b.getLoc(), ref, plan::KernelAttr::get(b.getContext(), kernel.spec),
-                         plan::ParamAttr::get(b.getContext(), gridX),
-                         pb.getI64IntegerAttr(gridY), pb.getI64IntegerAttr(block),
-                         pb.getArrayAttr(attrs), UnitAttr());
-}
-
-void KernelGenerator::gemmStep(PlanArg a, PlanArg c, StringRef weight, StepParam m, int64_t n,
-                               int64_t k, double alpha,
-                               std::optional<std::pair<StringRef, PlanArg>> scales) {
-  OpBuilder pb = planEnd();
-  SmallVector<Attribute> attrs = {argAttr(a), argAttr(c)};
-  if (scales)
-    attrs.push_back(argAttr(scales->second));
-  plan::GemmOp::create(pb, b.getLoc(), pb.getStringAttr(weight),
-                       scales ? pb.getStringAttr(scales->first) : StringAttr(),
-                       plan::ParamAttr::get(b.getContext(), m), pb.getI64IntegerAttr(n),
-                       pb.getI64IntegerAttr(k), pb.getF64FloatAttr(alpha), pb.getArrayAttr(attrs),
-                       UnitAttr());
-}
 
 namespace {
 

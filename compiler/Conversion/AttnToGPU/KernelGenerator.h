@@ -2,21 +2,23 @@
 //
 // The generator behind convert-attn-to-gpu (AttnToGPU.h): it writes one
 // gpu.func per specialized kernel into a gpu.module and records the step as
-// a LaunchPlan. Kernels take flat pointers (bare-pointer memrefs of a
-// static, nominal size) and compute in f32 whatever the storage type.
-// Formulas: docs/ARCHITECTURE.md, "The model", as in the host lowering
-// (AttnToHost.cpp). The kernels are defined by family: RowKernels.cpp
-// (embedding, norms, quantization, SwiGLU, residuals, row gathers),
-// AttentionKernels.cpp (KV append, decode and prefill attention),
-// LinearKernels.cpp (linear layers of one token); the plan in AttnToGPU.cpp.
-// What the families build with (rows, reductions, the paged pool) is in
-// KernelPrimitives.h.
+// a plan.step (PlanRecorder.h). Kernels take flat pointers (bare-pointer
+// memrefs of a static, nominal size) and compute in f32 whatever the
+// storage type. Formulas: docs/ARCHITECTURE.md, "The model", as in the host
+// lowering (AttnToHost.cpp). The kernels are defined by family:
+// RowKernels.cpp (embedding, norms, quantization, SwiGLU, residuals, row
+// gathers), AttentionKernels.cpp and DecodeAttentionKernel.cpp (KV append,
+// decode and prefill attention), LinearKernels.cpp (linear layers of one
+// token), WeightFillKernels.cpp (seeded random weights); the lowering of
+// each attn op to launches in AttnToGPU.cpp. What the families build with
+// (rows, reductions, the paged pool) is in KernelPrimitives.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COHERE2C_CONVERSION_ATTNTOGPU_KERNELGENERATOR_H
 #define COHERE2C_CONVERSION_ATTNTOGPU_KERNELGENERATOR_H
 
 #include "Conversion/AttnToGPU/KernelPrimitives.h"
+#include "Conversion/AttnToGPU/PlanRecorder.h"
 #include "cohere2c/Dialect/Attn/IR/Attn.h"
 #include "cohere2c/Dialect/Plan/IR/Plan.h"
 
@@ -154,23 +156,17 @@ inline std::string strideSuffix(const std::string &what, int64_t stride, int64_t
 inline int64_t chunksOf(int64_t width) { return (width + kChunkThreads - 1) / kChunkThreads; }
 
 /// Generates kernels into one gpu.module and records the step's launches
-/// into a plan.step.
-class KernelGenerator : KernelPrimitives {
+/// into a plan.step (PlanRecorder).
+class KernelGenerator : KernelPrimitives, PlanRecorder {
 public:
   KernelGenerator(ModuleOp module, gpu::GPUModuleOp kernels, plan::StepOp planStep)
-      : KernelPrimitives(module.getLoc(), module.getContext()), module(module),
-        kernels(kernels), planStep(planStep) {}
+      : KernelPrimitives(module.getLoc(), module.getContext()),
+        PlanRecorder(planStep, kernels, builder), module(module), kernels(kernels) {}
 
   LogicalResult run(func::FuncOp step);
 
 private:
-
-  /// A generated kernel: its symbol in the gpu.module and what it computes
-  /// (carried by every plan.launch of it).
-  struct Kernel {
-    std::string name;
-    KernelSpec spec;
-  };
+  using Kernel = GeneratedKernel;
   // --- kernels ---------------------------------------------------------------
   MemRefType flat(Type element) { return MemRefType::get({kFlat}, element); }
   /// Starts kernel `name` (returns false if it exists: generate nothing).
@@ -455,33 +451,9 @@ private:
   LogicalResult lowerAttention(attn::AttentionOp op);
   void lowerLogits(attn::LogitsOp op);
 
-  // --- plan ------------------------------------------------------------------
-  /// A new buffer of `width` elements of `dtype` per row, as many rows as
-  /// the step parameter `rows` says (plan-reuse-buffers shares them later).
-  std::string allocate(int64_t width, Type dtype, StepParam rows = StepParam::Tokens);
-  /// The buffer holding `v`, allocated for it.
-  PlanArg bufferFor(Value v);
-  /// The row stride (elements) of the buffer a view is in.
-  int64_t strideOf(const PlanArg &view) const { return bufferWidths.at(view.name); }
-  void kernelStep(const Kernel &kernel, StepParam gridX, int64_t gridY, int64_t block,
-                  ArrayRef<PlanArg> args);
-  /// `scales`: an FP8 GEMM's weight scales and a's per-token scales.
-  void gemmStep(PlanArg a, PlanArg c, StringRef weight, StepParam m, int64_t n, int64_t k,
-                double alpha, std::optional<std::pair<StringRef, PlanArg>> scales = {});
-  /// `a` as an argument of a plan.launch or plan.gemm.
-  Attribute argAttr(const PlanArg &a);
-  /// A builder appending steps to the plan.step.
-  OpBuilder planEnd() { return OpBuilder::atBlockEnd(&planStep.getBody().front()); }
-
   ModuleOp module;
   gpu::GPUModuleOp kernels;
-  plan::StepOp planStep;
   std::map<std::string, bool> generated;
-  // The buffer view of each value, and the width of each buffer.
-  DenseMap<Value, PlanArg> buffers;
-  std::map<std::string, int64_t> bufferWidths;
-  // The last plan.buffer declared (the next goes after it).
-  Operation *lastBuffer = nullptr;
 };
 
 } // namespace mlir::cohere2c::attn_to_gpu
