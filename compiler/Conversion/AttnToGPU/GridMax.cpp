@@ -21,8 +21,10 @@ constexpr int32_t kCount = 0, kGeneration = 1, kAmax = 2; // words of the state
 // are relaxed between explicit fences: LLVM 22's NVPTX backend emits every
 // atomicrmw as a relaxed atom, whatever its ordering. Launches of one kernel
 // follow each other (each waits for the launch before it), so no two
-// generations overlap. Thread 0 of each block takes part; the block reads
-// the result through shared memory.
+// generations overlap: the state is the kernel symbol's, which assumes the
+// kernel never runs on both streams at once (a layer's SwiGLU runs on the
+// side stream only) and a grid of one block along x. Thread 0 of each block
+// takes part; the block reads the result through shared memory.
 Value KernelPrimitives::gridMax(Value v, int64_t blocks) {
   Type i32 = b.getI32Type();
   auto state = LLVM::LLVMArrayType::get(i32, 4);

@@ -38,17 +38,15 @@
 
 namespace mlir::cohere2c::attn_to_gpu {
 
+// KernelSpec, PlanArg and StepParam: PlanRecorder.h.
 using ::cohere2c::KernelFamily;
 using ::cohere2c::KernelRows;
-using ::cohere2c::KernelSpec;
 using ::cohere2c::kMaxDecodeSplits;
 using ::cohere2c::kMaxPrefillSplits;
 using ::cohere2c::kMinPrefillSplitKeyTiles;
 using ::cohere2c::kPrefillKeyTile;
 using ::cohere2c::kPrefillTileTokens;
-using ::cohere2c::PlanArg;
 using ::cohere2c::PlanInput;
-using ::cohere2c::StepParam;
 using plan::dtypeOf;
 
 /// The nominal size of a flat kernel argument: bare-pointer kernel
@@ -141,9 +139,12 @@ inline int64_t tokenRowBlocks(int64_t width) {
       return blocks;
   return 1;
 }
-/// Threads of each of those blocks.
+/// Threads of each of those blocks: a thread a pair of the slice, in whole
+/// warps (the block reductions shuffle over full warps; loadRow masks the
+/// pairs past the slice), kChunkThreads at most.
 inline int64_t tokenRowThreads(int64_t width, int64_t blocks) {
-  return std::min(kChunkThreads, width / blocks / 2);
+  int64_t pairs = width / blocks / 2;
+  return std::min(kChunkThreads, (pairs + kWarp - 1) / kWarp * kWarp);
 }
 
 /// "_<what>stride<stride>" in a kernel's name where a row stride is not the

@@ -29,8 +29,10 @@ namespace mlir::cohere2c::attn_to_gpu {
 inline constexpr int64_t kWarp = 32;
 inline constexpr int64_t kReduceScratch = 32; // block reductions: a float per warp
 /// The most blocks a kernel with a grid-wide barrier (gridMax) may launch:
-/// every block must be resident at once, and a Hopper GPU has at least 114
-/// SMs, each holding at least one such block.
+/// every block must be resident at once. Such a kernel has at most 256
+/// threads a block and a few hundred bytes of shared memory, so an SM holds
+/// at least two of its blocks (an H100 or H200 has 114 to 132 SMs, an H20 78;
+/// a MIG slice of 16 SMs would hold them by occupancy, not checked here).
 inline constexpr int64_t kMaxGridBlocks = 112;
 
 /// KernelPrimitives' builder: a base, so that it exists before
@@ -126,6 +128,7 @@ protected:
   Value blockReduce(Value v, function_ref<Value(Value, Value)> combine) {
     for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
       v = combine(v, xorShuffle(v, offset));
+    assert(blockThreads % kWarp == 0 && "block reductions shuffle over full warps");
     int64_t warps = blockThreads / kWarp;
     if (warps == 1)
       return v;

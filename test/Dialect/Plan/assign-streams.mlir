@@ -83,8 +83,9 @@ module {
 // -----
 
 // The SwiGLU's one-token variant writes what the SwiGLU writes from the same
-// inputs: it joins the branch. A step of another kind that overwrites the
-// branch's value (a buffer reused) must wait for it: the join precedes it.
+// inputs: it joins the branch. A step of another kind that writes into
+// the branch's value (here a norm writing the first half of @act) must wait
+// for the branch: the join precedes it.
 // CHECK-LABEL: plan.step
 // CHECK: plan.fork
 // CHECK-NEXT: plan.launch @k::@swiglu {{.*}} {side}

@@ -200,8 +200,10 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
     case F::AttentionMerge:
       attentionMerge(step, t);
       break;
-    default: // the weight fills run at load, not in a step
+    case F::RandomUniform:
+    case F::RandomUniformFP8: // the weight fills run at load, not in a step
       error_ = step.kernel + ": not a kernel of a step";
+      break;
     }
   }
 }

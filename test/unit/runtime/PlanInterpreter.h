@@ -20,6 +20,7 @@
 #include "Executor.h"
 #include "Weights.h"
 
+#include <array>
 #include <map>
 #include <utility>
 #include <string>

@@ -14,9 +14,9 @@ def PlanAssignStreams : Pass<"plan-assign-streams", "ModuleOp"> {
     SwiGLU's one-token variant, the down projection's GEMM and matrix-vector
     kernel) on the side stream: a plan.fork after the last step writing the
     SwiGLU's inputs, the steps marked `side`, a plan.join before the first
-    other step reading or overwriting the branch (the residual sum). What a step reads and writes comes from its
-    arguments: a GEMM writes c, a kernel what its spec's family writes
-    (KernelSpec.h, outputArguments). A branch that would begin before the
+    other step reading or overwriting the branch (the residual sum). What a
+    step reads and writes comes from its arguments: a GEMM writes c, a kernel
+    what its spec's family writes (KernelSpec.h, outputArguments). A branch that would begin before the
     previous one joined, or reach the end of the step, stays on the main
     stream. A step that has forks already is left alone. Runs before
     plan-reuse-buffers, while every value still has a buffer of its own.
