@@ -13,8 +13,8 @@ question="What is cruft?"
 mkdir -p "$out"
 
 "$bin/cohere2c-compile" "$model" -o "$out/trained-cohere2.so" --target host --precision f32
-echo "question: $question"
-echo -n "answer:   "
+echo "question:  $question"
+echo -n "answer:    "
 # 32 tokens: as many as the reference generated.
 # The answer streams to stdout as it is generated and into answer.txt.
 "$bin/cohere2c-run" "$out/trained-cohere2.so" --chat "$question" --max-new-tokens 32 \
