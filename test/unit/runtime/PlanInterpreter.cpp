@@ -242,6 +242,19 @@ void PlanInterpreter::storeQuantized(const std::vector<float> &row, int64_t t,
               reinterpret_cast<float *>(scale.data) + t);
 }
 
+void PlanInterpreter::storeRow(const PlanStep &step, int64_t t, const std::vector<float> &row,
+                               bool quantized) {
+  const auto &a = step.args;
+  if (quantized) {
+    storeQuantized(row, t, a[2], a[3]);
+    return;
+  }
+  Ref out = arg(a[2]);
+  int64_t w = row.size();
+  for (int64_t d = 0; d < w; ++d)
+    out.set(t * w + d, row[d]);
+}
+
 void PlanInterpreter::embedding(const PlanStep &step, int64_t t) {
   const auto &a = step.args;
   Ref ids = arg(a[0]), table = arg(a[1]), out = arg(a[2]);
@@ -253,15 +266,7 @@ void PlanInterpreter::embedding(const PlanStep &step, int64_t t) {
 void PlanInterpreter::layerNorm(const PlanStep &step, int64_t t) {
   const auto &a = step.args;
   std::vector<float> row = normalizedRow(arg(a[0]), arg(a[1]), t, widthOf(a[0]));
-  if (step.spec.family == KernelFamily::LayerNormQuantFP8) {
-    // Quantized from the f32 row, as the recipe (no bf16 rounding first).
-    storeQuantized(row, t, a[2], a[3]);
-    return;
-  }
-  Ref out = arg(a[2]);
-  int64_t h = row.size();
-  for (int64_t d = 0; d < h; ++d)
-    out.set(t * h + d, row[d]);
+  storeRow(step, t, row, step.spec.family == KernelFamily::LayerNormQuantFP8);
 }
 
 void PlanInterpreter::quantize(const PlanStep &step, int64_t t) {
@@ -283,13 +288,7 @@ void PlanInterpreter::swiglu(const PlanStep &step, int64_t t) {
     float x = g.get(t * g.stride + d);
     row[d] = x / (1.0f + std::exp(-x)) * u.get(t * u.stride + d);
   }
-  if (step.spec.family == KernelFamily::SwiGLUQuantFP8) {
-    storeQuantized(row, t, a[2], a[3]); // from the f32 product
-    return;
-  }
-  Ref out = arg(a[2]);
-  for (int64_t d = 0; d < w; ++d)
-    out.set(t * w + d, row[d]);
+  storeRow(step, t, row, step.spec.family == KernelFamily::SwiGLUQuantFP8);
 }
 
 void PlanInterpreter::residualSum(const PlanStep &step, int64_t t) {

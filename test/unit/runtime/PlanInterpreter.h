@@ -102,6 +102,10 @@ private:
   /// Row t quantized into the pairs and scales arguments.
   void storeQuantized(const std::vector<float> &row, int64_t t, const PlanArg &pairs,
                       const PlanArg &scales);
+  /// Row t (f32) of a LayerNorm or SwiGLU launch into its output (argument
+  /// 2), or, `quantized`, quantized from the f32 row as the recipe does (no
+  /// rounding first) into its values and scales (arguments 2 and 3).
+  void storeRow(const PlanStep &step, int64_t t, const std::vector<float> &row, bool quantized);
   /// FP8 rowwise quantization of `width` values into bytes and a scale.
   static void quantizeRow(const std::vector<float> &row, uint8_t *bytes, float *scale);
 
