@@ -41,22 +41,23 @@ Attribute PlanRecorder::argAttr(const PlanArg &a) {
 }
 
 void PlanRecorder::kernelStep(const GeneratedKernel &kernel, StepParam gridX, int64_t gridY,
-                                 int64_t block, ArrayRef<PlanArg> args) {
+                              int64_t block, ArrayRef<PlanArg> args) {
   OpBuilder pb = planEnd();
   SmallVector<Attribute> attrs;
   for (const PlanArg &a : args)
     attrs.push_back(argAttr(a));
   auto ref = SymbolRefAttr::get(kernelModule.getNameAttr(),
                                 {FlatSymbolRefAttr::get(at.getContext(), kernel.name)});
-  plan::LaunchOp::create(pb, at.getLoc(), ref, plan::KernelAttr::get(at.getContext(), kernel.spec),
+  plan::LaunchOp::create(pb, at.getLoc(), ref,
+                         plan::KernelAttr::get(at.getContext(), kernel.spec),
                          plan::ParamAttr::get(at.getContext(), gridX),
                          pb.getI64IntegerAttr(gridY), pb.getI64IntegerAttr(block),
                          pb.getArrayAttr(attrs), UnitAttr());
 }
 
 void PlanRecorder::gemmStep(PlanArg a, PlanArg c, StringRef weight, StepParam m, int64_t n,
-                               int64_t k, double alpha,
-                               std::optional<std::pair<StringRef, PlanArg>> scales) {
+                            int64_t k, double alpha,
+                            std::optional<std::pair<StringRef, PlanArg>> scales) {
   OpBuilder pb = planEnd();
   SmallVector<Attribute> attrs = {argAttr(a), argAttr(c)};
   if (scales)

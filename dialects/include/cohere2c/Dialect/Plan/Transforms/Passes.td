@@ -16,10 +16,11 @@ def PlanAssignStreams : Pass<"plan-assign-streams", "ModuleOp"> {
     SwiGLU's inputs, the steps marked `side`, a plan.join before the first
     other step reading or overwriting the branch (the residual sum). What a
     step reads and writes comes from its arguments: a GEMM writes c, a kernel
-    what its spec's family writes (KernelSpec.h, outputArguments). A branch that would begin before the
-    previous one joined, or reach the end of the step, stays on the main
-    stream. A step that has forks already is left alone. Runs before
-    plan-reuse-buffers, while every value still has a buffer of its own.
+    what its spec's family writes (KernelSpec.h, outputArguments). A branch
+    that would begin before the previous one joined, or reach the end of the
+    step, stays on the main stream. A step that has forks already is left
+    alone. Runs before plan-reuse-buffers, while every value still has a
+    buffer of its own.
   }];
 }
 
