@@ -87,11 +87,10 @@ static void check_bad_input(const char *artifact_path) {
   expect_error("an engine before weights",
                cohere2c_engine_create(artifact, NULL, &engine),
                COHERE2C_STATUS_FAILED_PRECONDITION, "no weights");
-  int32_t *ids = NULL;
-  size_t count = 0;
+  cohere2c_text_t *text = NULL;
   /* The test models are compiled from folders without tokenizer.json. */
-  expect_error("encode without a tokenizer",
-               cohere2c_artifact_encode(artifact, "hi", 2, true, &ids, &count),
+  expect_error("text without a tokenizer",
+               cohere2c_artifact_text(artifact, &text),
                COHERE2C_STATUS_FAILED_PRECONDITION, "no tokenizer");
   cohere2c_engine_options_t options;
   cohere2c_engine_options_initialize(&options);

@@ -7,67 +7,6 @@
 
 namespace cohere2c {
 
-Status statusOf(cohere2c_status_t status) {
-  std::optional<std::string> error = takeError(status);
-  return error ? Status::error(*error) : Status::success();
-}
-
-namespace {
-
-/// Takes the ids a C API call allocated.
-std::vector<int32_t> takeIds(int32_t *ids, size_t count) {
-  std::vector<int32_t> taken(ids, ids + count);
-  cohere2c_free(ids);
-  return taken;
-}
-
-} // namespace
-
-StatusOr<std::vector<int32_t>>
-ModelText::encodePrompt(std::string_view text) const {
-  int32_t *ids = nullptr;
-  size_t count = 0;
-  if (Status s = statusOf(
-          cohere2c_artifact_encode(artifact_, text.data(), text.size(),
-                                   /*add_special_tokens=*/true, &ids, &count));
-      !s.ok())
-    return s;
-  return takeIds(ids, count);
-}
-
-StatusOr<std::vector<int32_t>>
-ModelText::encodeChat(const nlohmann::ordered_json &chat) const {
-  std::string chatJson;
-  try {
-    chatJson = chat.dump();
-  } catch (const nlohmann::json::type_error &) {
-    // Only a message given on the command line can hold such bytes: JSON
-    // files are checked as they are parsed.
-    return Status::error("the chat is not valid UTF-8");
-  }
-  int32_t *ids = nullptr;
-  size_t count = 0;
-  if (Status s = statusOf(cohere2c_artifact_encode_chat(
-          artifact_, chatJson.c_str(), /*add_generation_prompt=*/true, &ids,
-          &count));
-      !s.ok())
-    return s;
-  return takeIds(ids, count);
-}
-
-StatusOr<std::string> ModelText::decode(const std::vector<int32_t> &ids) const {
-  char *text = nullptr;
-  size_t length = 0;
-  if (Status s = statusOf(cohere2c_artifact_decode(
-          artifact_, ids.data(), ids.size(), /*skip_special_tokens=*/true,
-          &text, &length));
-      !s.ok())
-    return s;
-  std::string taken(text, length);
-  cohere2c_free(text);
-  return taken;
-}
-
 namespace {
 
 /// Queues `request` on `engine`. Errors: cohere2c_engine_submit's.

@@ -2,16 +2,16 @@
 //
 // The tool reaches the runtime through cohere2c/runtime.h alone (with the
 // C++ helpers of cohere2c/runtime.hpp); this wraps it the tool's way:
-// statuses as Status values, the model's text, and a run of requests.
+// a run of requests (the model's text: ModelText.h, shared with
+// cohere2c-tokenize).
 //
 //===----------------------------------------------------------------------===//
 #ifndef COHERE2C_TOOLS_RUN_HANDLES_H
 #define COHERE2C_TOOLS_RUN_HANDLES_H
 
+#include "ModelText.h"
 #include "Support/Status.h"
 #include "cohere2c/runtime.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <functional>
 #include <memory>
@@ -20,28 +20,6 @@
 #include <vector>
 
 namespace cohere2c {
-
-/// Takes `status` (freeing it): success for OK, else its message.
-Status statusOf(cohere2c_status_t status);
-
-/// The artifact's tokenizer and chat template; the tool passes a null
-/// ModelText where the artifact carries none.
-class ModelText {
-public:
-  explicit ModelText(cohere2c_artifact_t *artifact) : artifact_(artifact) {}
-  cohere2c_artifact_t *artifact() const { return artifact_; }
-  /// Ids of `text` with special tokens (the BOS as the tokenizer adds it).
-  StatusOr<std::vector<int32_t>> encodePrompt(std::string_view text) const;
-  /// Ids of a chat ({"messages", "documents", "tools"}; other fields are
-  /// ignored) rendered with add_generation_prompt.
-  StatusOr<std::vector<int32_t>>
-  encodeChat(const nlohmann::ordered_json &chat) const;
-  /// Text of `ids`, special tokens skipped.
-  StatusOr<std::string> decode(const std::vector<int32_t> &ids) const;
-
-private:
-  cohere2c_artifact_t *artifact_;
-};
 
 /// What runRequests reports while requests progress; either may be empty.
 struct RequestCallbacks {

@@ -43,7 +43,8 @@ sequenceOf(const json &j, const std::string &where, const ModelText *text) {
     if (!text)
       return Status::error(where + ": text needs the model's tokenizer, and "
                                    "the artifact carries none: give ids");
-    auto encoded = text->encodePrompt(j["text"].get<std::string>());
+    auto encoded =
+        text->encode(j["text"].get<std::string>(), /*addSpecialTokens=*/true);
     if (!encoded.ok())
       return Status::error(where + ": " + encoded.status().message());
     ids = *encoded;

@@ -69,9 +69,10 @@ private:
           "carries none (compiled from a config alone): give prompt_ids");
     StatusOr<std::vector<int32_t>> ids = Status::error("");
     if (j.contains("prompt"))
-      ids = text->encodePrompt(j["prompt"].get<std::string>());
+      ids = text->encode(j["prompt"].get<std::string>(),
+                         /*addSpecialTokens=*/true);
     else
-      ids = text->encodeChat(j);
+      ids = text->encodeChat(j, /*addGenerationPrompt=*/true);
     if (!ids.ok())
       return error(ids.status().message());
     r.promptIds = *ids;

@@ -215,13 +215,14 @@ StatusOr<OwnedRequest> singleRequest(const Options &o, const ModelText *text) {
         " carries none (compiled from a config alone): give --prompt-ids, "
         "or compile from a checkpoint folder with tokenizer.json");
   } else if (o.hasPrompt) {
-    ids = text->encodePrompt(o.prompt);
+    ids = text->encode(o.prompt, /*addSpecialTokens=*/true);
   } else {
     nlohmann::ordered_json messages = nlohmann::ordered_json::array();
     if (o.hasSystem)
       messages.push_back({{"role", "system"}, {"content", o.system}});
     messages.push_back({{"role", "user"}, {"content", o.chat}});
-    ids = text->encodeChat({{"messages", messages}});
+    ids = text->encodeChat({{"messages", messages}},
+                           /*addGenerationPrompt=*/true);
   }
   if (!ids.ok())
     return Status::error((o.hasChat     ? "--chat: "
@@ -306,10 +307,10 @@ StatusOr<LogitsTarget> logitsTargetOf(const Options &o) {
 /// characters only, special tokens skipped, flushed at every token.
 class TextStream {
 public:
-  static StatusOr<TextStream> of(cohere2c_artifact_t *artifact) {
+  static StatusOr<TextStream> of(const ModelText &text) {
     cohere2c_decoder_t *decoder = nullptr;
     if (Status s = statusOf(cohere2c_decoder_create(
-            artifact, /*skip_special_tokens=*/true, &decoder));
+            text.handle(), /*skip_special_tokens=*/true, &decoder));
         !s.ok())
       return s;
     return TextStream(decoder);
@@ -373,12 +374,12 @@ void printIds(const std::vector<int32_t> &ids) {
 }
 
 /// Serves the one request, printing its answer; writes --logits-out.
-Status serveSingle(cohere2c_engine_t *engine, cohere2c_artifact_t *artifact,
+Status serveSingle(cohere2c_engine_t *engine, const ModelText *text,
                    const OwnedRequest &r, const Options &o,
                    const LogitsTarget &logitsTarget, int64_t vocab) {
   std::optional<TextStream> stream;
   if (o.textPrompt() && !o.printIds) {
-    auto created = TextStream::of(artifact);
+    auto created = TextStream::of(*text);
     if (!created.ok())
       return created.status();
     stream.emplace(std::move(*created));
@@ -423,7 +424,7 @@ Status serveFile(cohere2c_engine_t *engine,
                            {"ttft_ms", stats.ttft_ms},
                            {"total_ms", stats.total_ms}};
     if (text) {
-      auto decoded = text->decode(ids);
+      auto decoded = text->decode(ids, /*skipSpecialTokens=*/true);
       if (!decoded.ok())
         return decoded.status();
       line["text"] = *decoded;
@@ -510,8 +511,12 @@ Status runTool(Options &o) {
       !s.ok())
     return s;
   std::optional<ModelText> text;
-  if (info.has_tokenizer)
-    text.emplace(artifact->get());
+  if (info.has_tokenizer) {
+    auto opened = ModelText::of(artifact->get());
+    if (!opened.ok())
+      return opened.status();
+    text.emplace(std::move(*opened));
+  }
   const ModelText *textOrNull = text ? &*text : nullptr;
 
   auto requests = requestsOf(o, textOrNull);
@@ -534,7 +539,7 @@ Status runTool(Options &o) {
   int64_t vocab = info.vocab_size;
   Status served = Status::success();
   if (o.single())
-    served = serveSingle(engine.get(), artifact->get(), requests->front(), o,
+    served = serveSingle(engine.get(), textOrNull, requests->front(), o,
                          logitsTarget, vocab);
   else if (o.perplexity.empty())
     served = serveFile(engine.get(), *requests, o, textOrNull, vocab);

@@ -20,16 +20,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Artifact.h"
 #include "CommandLine.h"
-#include "Model/Config.h"
+#include "ModelText.h"
 #include "Support/Json.h"
-#include "text/ModelText.h"
 
 #include <nlohmann/json.hpp>
 
 #include <iostream>
-#include <sys/stat.h>
 
 using namespace cohere2c;
 using json = nlohmann::ordered_json;
@@ -37,25 +34,6 @@ using json = nlohmann::ordered_json;
 namespace {
 
 constexpr const char *kTool = "cohere2c-tokenize";
-
-/// The text files of a checkpoint folder or a compiled artifact.
-StatusOr<std::unique_ptr<text::ModelText>>
-loadModelText(const std::string &path) {
-  struct stat info;
-  if (stat(path.c_str(), &info) != 0)
-    return Status::error(path + ": no such checkpoint folder or artifact");
-  if (!S_ISDIR(info.st_mode)) {
-    auto artifact = LoadedArtifact::load(path);
-    if (!artifact.ok())
-      return artifact.status();
-    return text::ModelText::create((*artifact)->textFiles(), path,
-                                   (*artifact)->manifest().config.eosTokenIds);
-  }
-  auto files = TextFiles::readCheckpoint(path);
-  if (!files.ok())
-    return files.status();
-  return text::ModelText::create(*files, path, {});
-}
 
 /// `field` of `request` if it is a boolean, else `fallback`; an error when
 /// it is present with another type.
@@ -67,26 +45,26 @@ StatusOr<bool> flag(const json &request, const char *field, bool fallback) {
   return request[field].get<bool>();
 }
 
-StatusOr<json> encodeText(const text::ModelText &model, const json &request) {
+StatusOr<json> encodeText(const ModelText &model, const json &request) {
   if (!request["text"].is_string())
     return Status::error("text must be a string");
   auto special = flag(request, "add_special_tokens", true);
   if (!special.ok())
     return special.status();
   const std::string &text = request["text"].get_ref<const std::string &>();
-  auto ids = model.tokenizer().encode(text, *special);
+  auto ids = model.encode(text, *special);
   if (!ids.ok())
     return ids.status();
-  auto plain = *special ? model.tokenizer().encode(text, false) : ids;
+  auto plain = *special ? model.encode(text, false) : ids;
   if (!plain.ok())
     return plain.status();
-  auto decoded = model.tokenizer().decode(*plain, /*skipSpecialTokens=*/false);
+  auto decoded = model.decode(*plain, /*skipSpecialTokens=*/false);
   if (!decoded.ok())
     return decoded.status();
   return json{{"ids", *ids}, {"decoded", *decoded}};
 }
 
-StatusOr<json> decodeIds(const text::ModelText &model, const json &request) {
+StatusOr<json> decodeIds(const ModelText &model, const json &request) {
   if (!request["ids"].is_array())
     return Status::error("ids must be an array of token ids");
   std::vector<int32_t> ids;
@@ -100,26 +78,26 @@ StatusOr<json> decodeIds(const text::ModelText &model, const json &request) {
   auto skip = flag(request, "skip_special_tokens", false);
   if (!skip.ok())
     return skip.status();
-  auto decoded = model.tokenizer().decode(ids, *skip);
+  auto decoded = model.decode(ids, *skip);
   if (!decoded.ok())
     return decoded.status();
   return json{{"text", *decoded}};
 }
 
-StatusOr<json> renderChat(const text::ModelText &model, const json &request) {
+StatusOr<json> renderChat(const ModelText &model, const json &request) {
   auto generationPrompt = flag(request, "add_generation_prompt", false);
   if (!generationPrompt.ok())
     return generationPrompt.status();
   auto rendered = model.renderChat(request, *generationPrompt);
   if (!rendered.ok())
     return rendered.status();
-  auto ids = model.tokenizer().encode(*rendered, /*addSpecialTokens=*/false);
+  auto ids = model.encode(*rendered, /*addSpecialTokens=*/false);
   if (!ids.ok())
     return ids.status();
   return json{{"rendered", *rendered}, {"ids", *ids}};
 }
 
-StatusOr<json> answer(const text::ModelText &model, const std::string &line) {
+StatusOr<json> answer(const ModelText &model, const std::string &line) {
   // Messages start with the line number, which main() adds.
   StatusOr<json> parsed = parseJson<json>(line, "");
   if (!parsed.ok())
@@ -162,13 +140,13 @@ int main(int argc, char **argv) {
       ->required();
   if (std::optional<int> exit = parseCommandLine(app, argc, argv, kTool))
     return *exit;
-  auto text = loadModelText(model);
+  auto text = ModelText::open(model);
   if (!text.ok())
     return fail(kTool, text.status().message());
   int status = 0;
   std::string line;
   for (int lineNo = 1; std::getline(std::cin, line); ++lineNo) {
-    auto out = answer(**text, line);
+    auto out = answer(*text, line);
     if (out.ok()) {
       std::cout << out->dump(-1, ' ', false, json::error_handler_t::replace)
                 << "\n";

@@ -12,6 +12,8 @@
  *                        artifact's target (host or cuda), chosen here.
  *   cohere2c_request_t   one submitted request: its generated tokens, its
  *                        state and, if asked for, its logits.
+ *   cohere2c_text_t      the model's tokenizer and chat template, from an
+ *                        artifact or a checkpoint folder.
  *   cohere2c_decoder_t   turns one sequence's ids into text as they come.
  *
  * A typical run:
@@ -59,7 +61,8 @@ typedef enum cohere2c_status_code_e {
    * the template rejects. */
   COHERE2C_STATUS_INVALID_ARGUMENT = 3,
   /* The handle is not in a state for the call: an engine of an artifact
-   * without weights, text calls on an artifact without a tokenizer. */
+   * without weights, the text of an artifact without a tokenizer, a chat
+   * call on text without a chat template. */
   COHERE2C_STATUS_FAILED_PRECONDITION = 9,
   /* The target failed while running a step (a kernel or driver error, a
    * request the KV cache no longer holds even alone). */
@@ -157,8 +160,9 @@ typedef struct cohere2c_artifact_info_t {
   int64_t vocab_size;
   /* The context: prompt + generated tokens of a request, in tokens. */
   int64_t max_position_embeddings;
-  /* Whether the text calls work (the library was compiled from a checkpoint
-   * folder with tokenizer.json), and whether a chat template came with it. */
+  /* Whether cohere2c_artifact_text works (the library was compiled from a
+   * checkpoint folder with tokenizer.json), and whether a chat template
+   * came with it. */
   bool has_tokenizer;
   bool has_chat_template;
   /* Whether cohere2c_artifact_load_weights succeeded. */
@@ -171,58 +175,85 @@ cohere2c_status_t cohere2c_artifact_info(const cohere2c_artifact_t *artifact,
 
 /*===----------------------------------------------------------------------===*
  * Text: the model's tokenizer and chat template, as Hugging Face
- * transformers applies them. Every call needs an artifact with a tokenizer
- * (else FAILED_PRECONDITION). Ids are int32 token ids in [0, vocab_size);
- * text is UTF-8 with an explicit length (it may hold NUL), and text the
- * API returns is also NUL-terminated.
+ * transformers applies them, from a compiled artifact or a checkpoint
+ * folder. Ids are int32 token ids in [0, vocab_size); text is UTF-8 with an
+ * explicit length (it may hold NUL), and text the API returns is also
+ * NUL-terminated.
+ *
+ * Thread-safety: a text handle is immutable; every call on it, retain and
+ * release are safe from many threads at once.
  *===----------------------------------------------------------------------===*/
 
-/* The ids of `text` (`length` bytes): tokenizer(text, add_special_tokens)
+typedef struct cohere2c_text_t cohere2c_text_t;
+
+/* The text of `path` (NUL-terminated): a checkpoint folder (tokenizer.json,
+ * and tokenizer_config.json, generation_config.json, chat template files
+ * where present) or a library cohere2c-compile wrote (the text files the
+ * compiler copied into it; neither its code nor its weights are used).
+ * *out_text holds one reference. Errors (INVALID_ARGUMENT, naming the file
+ * or field): no such folder or file, a library that does not open
+ * (cohere2c_artifact_open's errors) or carries no tokenizer, no
+ * tokenizer.json, text files that do not parse. */
+cohere2c_status_t cohere2c_text_open(const char *path,
+                                     cohere2c_text_t **out_text);
+
+/* The text of `artifact`, sharing what the artifact loaded; *out_text
+ * holds one reference and stays valid after the artifact is released.
+ * Errors: the artifact carries no tokenizer (FAILED_PRECONDITION). */
+cohere2c_status_t cohere2c_artifact_text(const cohere2c_artifact_t *artifact,
+                                         cohere2c_text_t **out_text);
+
+/* Reference counting; NULL is allowed. */
+void cohere2c_text_retain(cohere2c_text_t *text);
+void cohere2c_text_release(cohere2c_text_t *text);
+
+/* The ids of `utf8` (`length` bytes): tokenizer(utf8, add_special_tokens)
  * (with special tokens: the BOS as the post-processor adds it, as
  * cohere2c-run --prompt encodes). *out_ids ([*out_count] int32) is freed
  * with cohere2c_free. Errors: text that is not UTF-8 (INVALID_ARGUMENT). */
-cohere2c_status_t cohere2c_artifact_encode(const cohere2c_artifact_t *artifact,
-                                           const char *text, size_t length,
-                                           bool add_special_tokens,
-                                           int32_t **out_ids,
-                                           size_t *out_count);
+cohere2c_status_t cohere2c_text_encode(const cohere2c_text_t *text,
+                                       const char *utf8, size_t length,
+                                       bool add_special_tokens,
+                                       int32_t **out_ids, size_t *out_count);
 
-/* decode(ids[0..count), skip_special_tokens): *out_text (*out_length
+/* decode(ids[0..count), skip_special_tokens): *out_utf8 (*out_length
  * bytes) is freed with cohere2c_free. Errors: an id the tokenizer does not
  * know (INVALID_ARGUMENT, naming it). */
-cohere2c_status_t
-cohere2c_artifact_decode(const cohere2c_artifact_t *artifact,
-                         const int32_t *ids, size_t count,
-                         bool skip_special_tokens, char **out_text,
-                         size_t *out_length);
+cohere2c_status_t cohere2c_text_decode(const cohere2c_text_t *text,
+                                       const int32_t *ids, size_t count,
+                                       bool skip_special_tokens,
+                                       char **out_utf8, size_t *out_length);
 
 /* apply_chat_template(tokenize=False): `chat_json` (NUL-terminated) is a
  * JSON object with "messages" (an array of objects with a string "role")
  * and optionally "documents" and "tools" (arrays); the special tokens of
- * tokenizer_config.json are the template's variables. *out_text is freed
+ * tokenizer_config.json are the template's variables. *out_utf8 is freed
  * with cohere2c_free. Errors (INVALID_ARGUMENT): chat_json that is not such
  * an object (naming the field), the template's render errors (e.g. roles
  * that do not alternate); no chat template (FAILED_PRECONDITION). */
-cohere2c_status_t cohere2c_artifact_render_chat(
-    const cohere2c_artifact_t *artifact, const char *chat_json,
-    bool add_generation_prompt, char **out_text, size_t *out_length);
+cohere2c_status_t cohere2c_text_render_chat(const cohere2c_text_t *text,
+                                            const char *chat_json,
+                                            bool add_generation_prompt,
+                                            char **out_utf8,
+                                            size_t *out_length);
 
-/* cohere2c_artifact_render_chat, then encoded WITHOUT special tokens (the
+/* cohere2c_text_render_chat, then encoded WITHOUT special tokens (the
  * template writes the BOS itself). *out_ids is freed with cohere2c_free.
  * Errors: render_chat's. */
-cohere2c_status_t cohere2c_artifact_encode_chat(
-    const cohere2c_artifact_t *artifact, const char *chat_json,
-    bool add_generation_prompt, int32_t **out_ids, size_t *out_count);
+cohere2c_status_t cohere2c_text_encode_chat(const cohere2c_text_t *text,
+                                            const char *chat_json,
+                                            bool add_generation_prompt,
+                                            int32_t **out_ids,
+                                            size_t *out_count);
 
 /* Decodes one sequence's ids as they are generated, for streaming: the
- * pieces push returns, joined with finish's, equal cohere2c_artifact_decode
+ * pieces push returns, joined with finish's, equal cohere2c_text_decode
  * of all the ids pushed, and none ends inside a UTF-8 character.
- * Thread-safety: none; one decoder per sequence. It keeps its artifact
- * alive. */
+ * Thread-safety: none; one decoder per sequence. It keeps its text alive. */
 typedef struct cohere2c_decoder_t cohere2c_decoder_t;
 
-/* Errors: the artifact has no tokenizer (FAILED_PRECONDITION). */
-cohere2c_status_t cohere2c_decoder_create(cohere2c_artifact_t *artifact,
+/* Errors: NULL arguments (INVALID_ARGUMENT). */
+cohere2c_status_t cohere2c_decoder_create(cohere2c_text_t *text,
                                           bool skip_special_tokens,
                                           cohere2c_decoder_t **out_decoder);
 /* The text `id` completes (possibly empty), freed with cohere2c_free.

@@ -41,6 +41,8 @@ using EngineHandle =
     std::unique_ptr<cohere2c_engine_t, Releaser<cohere2c_engine_release>>;
 using RequestHandle =
     std::unique_ptr<cohere2c_request_t, Releaser<cohere2c_request_release>>;
+using TextHandle =
+    std::unique_ptr<cohere2c_text_t, Releaser<cohere2c_text_release>>;
 using DecoderHandle =
     std::unique_ptr<cohere2c_decoder_t, Releaser<cohere2c_decoder_release>>;
 

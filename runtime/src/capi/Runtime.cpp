@@ -12,7 +12,6 @@
 #include "cohere2c/runtime.h"
 
 #include "ModelLoading.h"
-#include "Support/Json.h"
 #include "capi/Handles.h"
 
 #include <cmath>
@@ -38,16 +37,14 @@ cohere2c_status_t cohere2c::capi::statusOf(const Status &status,
   return status.ok() ? nullptr : makeStatus(code, status.message());
 }
 
-namespace {
-
-cohere2c_status_t nullArgument(const char *function, const char *argument) {
+cohere2c_status_t cohere2c::capi::nullArgument(const char *function,
+                                               const char *argument) {
   return makeStatus(COHERE2C_STATUS_INVALID_ARGUMENT,
                     std::string(function) + ": " + argument + " is NULL");
 }
 
-/// A malloc'd copy the caller frees with cohere2c_free (C code cannot call
-/// delete[]); NUL-terminated.
-void copyOut(const std::string &text, char **outText, size_t *outLength) {
+void cohere2c::capi::copyOut(const std::string &text, char **outText,
+                             size_t *outLength) {
   char *copy = static_cast<char *>(std::malloc(text.size() + 1));
   if (!copy)
     std::abort();
@@ -58,8 +55,8 @@ void copyOut(const std::string &text, char **outText, size_t *outLength) {
     *outLength = text.size();
 }
 
-void copyOut(const std::vector<int32_t> &ids, int32_t **outIds,
-             size_t *outCount) {
+void cohere2c::capi::copyOut(const std::vector<int32_t> &ids, int32_t **outIds,
+                             size_t *outCount) {
   // malloc(0) may return NULL; one element keeps NULL for errors alone.
   int32_t *copy = static_cast<int32_t *>(
       std::malloc(std::max<size_t>(ids.size(), 1) * sizeof(int32_t)));
@@ -69,27 +66,6 @@ void copyOut(const std::vector<int32_t> &ids, int32_t **outIds,
   *outIds = copy;
   *outCount = ids.size();
 }
-
-/// Drops one reference of `handle`, deleting it with the last.
-template <typename Handle> void releaseReference(Handle *handle) {
-  if (handle && handle->references.fetch_sub(1) == 1)
-    delete handle;
-}
-
-/// The text calls' common checks: the artifact and its tokenizer.
-cohere2c_status_t needText(const cohere2c_artifact_t *artifact,
-                           const char *function) {
-  if (!artifact)
-    return nullArgument(function, "artifact");
-  if (!artifact->text)
-    return makeStatus(COHERE2C_STATUS_FAILED_PRECONDITION,
-                      artifact->loaded->path() +
-                          " carries no tokenizer (compiled from a config "
-                          "alone)");
-  return nullptr;
-}
-
-} // namespace
 
 struct cohere2c_request_t {
   EngineHandle engine;
@@ -105,11 +81,6 @@ struct cohere2c_request_t {
 
 static_assert(COHERE2C_MAX_TOP_LOGPROBS == cohere2c::kMaxTopLogprobs,
               "the C API's bound on top_logprobs is the engine's");
-
-struct cohere2c_decoder_t {
-  ArtifactHandle artifact;
-  text::IncrementalDecoder decoder;
-};
 
 //===----------------------------------------------------------------------===//
 // Status and memory
@@ -233,145 +204,6 @@ cohere2c_status_t cohere2c_artifact_info(const cohere2c_artifact_t *artifact,
                artifact->weights != nullptr};
   return nullptr;
 }
-
-//===----------------------------------------------------------------------===//
-// Text
-//===----------------------------------------------------------------------===//
-
-cohere2c_status_t cohere2c_artifact_encode(const cohere2c_artifact_t *artifact,
-                                           const char *text, size_t length,
-                                           bool add_special_tokens,
-                                           int32_t **out_ids,
-                                           size_t *out_count) {
-  if (cohere2c_status_t s = needText(artifact, "cohere2c_artifact_encode"))
-    return s;
-  if (!text || !out_ids || !out_count)
-    return nullArgument("cohere2c_artifact_encode",
-                        "text, out_ids or out_count");
-  auto ids = artifact->text->tokenizer().encode(std::string_view(text, length),
-                                                add_special_tokens);
-  if (!ids.ok())
-    return statusOf(ids.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
-  copyOut(*ids, out_ids, out_count);
-  return nullptr;
-}
-
-cohere2c_status_t cohere2c_artifact_decode(const cohere2c_artifact_t *artifact,
-                                           const int32_t *ids, size_t count,
-                                           bool skip_special_tokens,
-                                           char **out_text,
-                                           size_t *out_length) {
-  if (cohere2c_status_t s = needText(artifact, "cohere2c_artifact_decode"))
-    return s;
-  if ((!ids && count) || !out_text)
-    return nullArgument("cohere2c_artifact_decode", "ids or out_text");
-  auto text = artifact->text->tokenizer().decode(
-      std::vector<int32_t>(ids, ids + count), skip_special_tokens);
-  if (!text.ok())
-    return statusOf(text.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
-  copyOut(*text, out_text, out_length);
-  return nullptr;
-}
-
-namespace {
-
-/// The chat object of `chatJson`, for ModelText's chat calls.
-StatusOr<nlohmann::ordered_json> parseChat(const char *chatJson) {
-  StatusOr<nlohmann::ordered_json> chat =
-      parseJson<nlohmann::ordered_json>(chatJson, "chat");
-  if (chat.ok() && !chat->is_object())
-    return Status::error("chat: not a JSON object");
-  return chat;
-}
-
-cohere2c_status_t needChat(const cohere2c_artifact_t *artifact,
-                           const char *function, const char *chatJson) {
-  if (cohere2c_status_t s = needText(artifact, function))
-    return s;
-  if (!chatJson)
-    return nullArgument(function, "chat_json");
-  if (!artifact->text->hasChatTemplate())
-    return makeStatus(COHERE2C_STATUS_FAILED_PRECONDITION,
-                      artifact->loaded->path() + " carries no chat template");
-  return nullptr;
-}
-
-} // namespace
-
-cohere2c_status_t
-cohere2c_artifact_render_chat(const cohere2c_artifact_t *artifact,
-                              const char *chat_json, bool add_generation_prompt,
-                              char **out_text, size_t *out_length) {
-  if (cohere2c_status_t s =
-          needChat(artifact, "cohere2c_artifact_render_chat", chat_json))
-    return s;
-  if (!out_text)
-    return nullArgument("cohere2c_artifact_render_chat", "out_text");
-  auto chat = parseChat(chat_json);
-  if (!chat.ok())
-    return statusOf(chat.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
-  auto text = artifact->text->renderChat(*chat, add_generation_prompt);
-  if (!text.ok())
-    return statusOf(text.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
-  copyOut(*text, out_text, out_length);
-  return nullptr;
-}
-
-cohere2c_status_t
-cohere2c_artifact_encode_chat(const cohere2c_artifact_t *artifact,
-                              const char *chat_json, bool add_generation_prompt,
-                              int32_t **out_ids, size_t *out_count) {
-  if (cohere2c_status_t s =
-          needChat(artifact, "cohere2c_artifact_encode_chat", chat_json))
-    return s;
-  if (!out_ids || !out_count)
-    return nullArgument("cohere2c_artifact_encode_chat",
-                        "out_ids or out_count");
-  auto chat = parseChat(chat_json);
-  if (!chat.ok())
-    return statusOf(chat.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
-  auto ids = artifact->text->encodeChat(*chat, add_generation_prompt);
-  if (!ids.ok())
-    return statusOf(ids.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
-  copyOut(*ids, out_ids, out_count);
-  return nullptr;
-}
-
-cohere2c_status_t cohere2c_decoder_create(cohere2c_artifact_t *artifact,
-                                          bool skip_special_tokens,
-                                          cohere2c_decoder_t **out_decoder) {
-  if (cohere2c_status_t s = needText(artifact, "cohere2c_decoder_create"))
-    return s;
-  if (!out_decoder)
-    return nullArgument("cohere2c_decoder_create", "out_decoder");
-  cohere2c_artifact_retain(artifact);
-  *out_decoder = new cohere2c_decoder_t{
-      ArtifactHandle(artifact),
-      text::IncrementalDecoder(artifact->text->tokenizer(),
-                               skip_special_tokens)};
-  return nullptr;
-}
-
-cohere2c_status_t cohere2c_decoder_push(cohere2c_decoder_t *decoder, int32_t id,
-                                        char **out_text, size_t *out_length) {
-  if (!decoder || !out_text)
-    return nullArgument("cohere2c_decoder_push", "decoder or out_text");
-  auto piece = decoder->decoder.push(id);
-  if (!piece.ok())
-    return statusOf(piece.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
-  copyOut(*piece, out_text, out_length);
-  return nullptr;
-}
-
-cohere2c_status_t cohere2c_decoder_finish(cohere2c_decoder_t *decoder,
-                                          char **out_text, size_t *out_length) {
-  if (!decoder || !out_text)
-    return nullArgument("cohere2c_decoder_finish", "decoder or out_text");
-  copyOut(decoder->decoder.finish(), out_text, out_length);
-  return nullptr;
-}
-
-void cohere2c_decoder_release(cohere2c_decoder_t *decoder) { delete decoder; }
 
 //===----------------------------------------------------------------------===//
 // Engine

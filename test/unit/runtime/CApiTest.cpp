@@ -355,24 +355,27 @@ TEST(CApiTest, TextCallsAgree) {
   ASSERT_C_OK(cohere2c_artifact_info(artifact, &info));
   EXPECT_TRUE(info.has_tokenizer && info.has_chat_template);
   EXPECT_FALSE(info.has_weights);
+  cohere2c_text_t *model = nullptr;
+  ASSERT_C_OK(cohere2c_artifact_text(artifact, &model));
+  // The text handle outlives the artifact it came from.
+  cohere2c_artifact_release(artifact);
 
   const std::string text = "Hello, world! Ça va?";
   int32_t *ids = nullptr;
   size_t count = 0;
-  ASSERT_C_OK(cohere2c_artifact_encode(artifact, text.data(), text.size(),
-                                       /*add_special_tokens=*/false, &ids,
-                                       &count));
+  ASSERT_C_OK(cohere2c_text_encode(model, text.data(), text.size(),
+                                   /*add_special_tokens=*/false, &ids, &count));
   char *decoded = nullptr;
   size_t length = 0;
-  ASSERT_C_OK(cohere2c_artifact_decode(artifact, ids, count,
-                                       /*skip_special_tokens=*/true, &decoded,
-                                       &length));
+  ASSERT_C_OK(cohere2c_text_decode(model, ids, count,
+                                   /*skip_special_tokens=*/true, &decoded,
+                                   &length));
   EXPECT_EQ(std::string(decoded, length), text);
   cohere2c_free(decoded);
 
   // Streaming pieces join to the whole decode.
   cohere2c_decoder_t *decoder = nullptr;
-  ASSERT_C_OK(cohere2c_decoder_create(artifact, true, &decoder));
+  ASSERT_C_OK(cohere2c_decoder_create(model, true, &decoder));
   std::string streamed;
   for (size_t i = 0; i < count; ++i) {
     char *piece = nullptr;
@@ -391,25 +394,68 @@ TEST(CApiTest, TextCallsAgree) {
   // A chat's ids are its rendering's, encoded without special tokens.
   const char *chat = R"({"messages": [{"role": "user", "content": "Hi"}]})";
   char *rendered = nullptr;
-  ASSERT_C_OK(
-      cohere2c_artifact_render_chat(artifact, chat, true, &rendered, &length));
+  ASSERT_C_OK(cohere2c_text_render_chat(model, chat, true, &rendered, &length));
   std::string renderedText(rendered, length);
   cohere2c_free(rendered);
   EXPECT_NE(renderedText.find("Hi"), std::string::npos);
-  ASSERT_C_OK(
-      cohere2c_artifact_encode_chat(artifact, chat, true, &ids, &count));
+  ASSERT_C_OK(cohere2c_text_encode_chat(model, chat, true, &ids, &count));
   std::vector<int32_t> chatIds(ids, ids + count);
   cohere2c_free(ids);
-  ASSERT_C_OK(cohere2c_artifact_encode(
-      artifact, renderedText.data(), renderedText.size(), false, &ids, &count));
+  ASSERT_C_OK(cohere2c_text_encode(model, renderedText.data(),
+                                   renderedText.size(), false, &ids, &count));
   EXPECT_EQ(chatIds, std::vector<int32_t>(ids, ids + count));
   cohere2c_free(ids);
 
-  auto [code, message] = take(cohere2c_artifact_render_chat(
-      artifact, "[1, 2]", true, &rendered, &length));
+  auto [code, message] = take(
+      cohere2c_text_render_chat(model, "[1, 2]", true, &rendered, &length));
   EXPECT_EQ(code, COHERE2C_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(message.find("chat"), std::string::npos) << message;
-  cohere2c_artifact_release(artifact);
+  cohere2c_text_release(model);
+}
+
+/// The ids of `text` with special tokens, by `model`.
+std::vector<int32_t> encoded(const cohere2c_text_t *model,
+                             const std::string &text) {
+  int32_t *ids = nullptr;
+  size_t count = 0;
+  cohere2c_status_t status =
+      cohere2c_text_encode(model, text.data(), text.size(), true, &ids, &count);
+  bool ok = status == nullptr;
+  EXPECT_TRUE(ok) << cohere2c_status_message(status);
+  cohere2c_status_free(status);
+  if (!ok)
+    return {};
+  std::vector<int32_t> taken(ids, ids + count);
+  cohere2c_free(ids);
+  return taken;
+}
+
+TEST(CApiTest, TextOpensFromAFolderOrALibrary) {
+  cohere2c_text_t *fromFolder = nullptr, *fromLibrary = nullptr;
+  ASSERT_C_OK(cohere2c_text_open(
+      COHERE2C_TEST_DATA_DIR "/models/trained-cohere2", &fromFolder));
+  ASSERT_C_OK(cohere2c_text_open(artifactPath("trained-cohere2").c_str(),
+                                 &fromLibrary));
+  // Hugging Face's ids of the first of the model's tokenizer cases
+  // (tokenizer_cases.json), from the folder's tokenizer.json and from the
+  // copy in the library.
+  const std::vector<int32_t> expected = {5, 1566, 3649, 19, 1747, 8};
+  EXPECT_EQ(encoded(fromFolder, "Hello, world!"), expected);
+  EXPECT_EQ(encoded(fromLibrary, "Hello, world!"), expected);
+  cohere2c_text_release(fromFolder);
+  cohere2c_text_release(fromLibrary);
+
+  cohere2c_text_t *text0 = nullptr;
+  auto [code, message] =
+      take(cohere2c_text_open("/nonexistent/model", &text0));
+  EXPECT_EQ(code, COHERE2C_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("/nonexistent/model"), std::string::npos) << message;
+  // A library compiled from a folder without tokenizer.json.
+  std::tie(code, message) =
+      take(cohere2c_text_open(artifactPath("tiny-cohere2").c_str(), &text0));
+  EXPECT_EQ(code, COHERE2C_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("no tokenizer"), std::string::npos) << message;
+  EXPECT_EQ(text0, nullptr);
 }
 
 } // namespace
