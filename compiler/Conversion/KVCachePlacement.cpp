@@ -4,18 +4,30 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
+#include <map>
+#include <set>
+
 using namespace mlir;
+
+namespace {
+
+int64_t windowOf(mlir::cohere2c::attn::AttentionOp op) { return op.getSlidingWindow().value_or(0); }
+
+} // namespace
 
 mlir::cohere2c::KVCachePlacement
 mlir::cohere2c::kvCachePlacementOf(attn::AttentionOp op) {
   KVCachePlacement placement;
-  placement.sliding = op.getSlidingWindow().has_value();
+  int64_t window = windowOf(op);
+  std::set<int64_t> windows;
   op->getParentOfType<ModuleOp>().walk([&](attn::AttentionOp other) {
-    if (other.getSlidingWindow().has_value() != placement.sliding)
+    windows.insert(windowOf(other));
+    if (windowOf(other) != window)
       return;
     placement.slot += other.getKvSlot() < op.getKvSlot();
     ++placement.layersInGroup;
   });
+  placement.group = std::distance(windows.begin(), windows.find(window));
   return placement;
 }
 
@@ -29,28 +41,13 @@ Value mlir::cohere2c::kvPoolRowOffset(ImplicitLocOpBuilder &b, Value block, Valu
   return mul(add(mul(plane, blockSize), inBlock), index(kvWidth));
 }
 
-FailureOr<std::vector<::cohere2c::KVGroup>> mlir::cohere2c::kvGroupsOf(ModuleOp module) {
-  using ::cohere2c::kFullGroup;
-  using ::cohere2c::kSlidingGroup;
-  std::vector<::cohere2c::KVGroup> groups(::cohere2c::kNumKVGroups);
-  groups[kFullGroup].name = "full";
-  groups[kSlidingGroup].name = "sliding";
-  WalkResult walk = module.walk([&](attn::AttentionOp op) {
-    std::optional<int64_t> window = op.getSlidingWindow();
-    ::cohere2c::KVGroup &group = groups[window ? kSlidingGroup : kFullGroup];
-    if (window && !group.layers.empty() && group.window != *window) {
-      op.emitOpError("has a sliding window of ")
-          << *window << " where another layer's is " << group.window
-          << ": the KV cache has one sliding group";
-      return WalkResult::interrupt();
-    }
-    group.window = window.value_or(0);
-    group.layers.push_back(op.getKvSlot());
-    return WalkResult::advance();
-  });
-  if (walk.wasInterrupted())
-    return failure();
-  for (::cohere2c::KVGroup &group : groups)
-    llvm::sort(group.layers);
+std::vector<::cohere2c::KVGroup> mlir::cohere2c::kvGroupsOf(ModuleOp module) {
+  std::map<int64_t, std::vector<int64_t>> slotsOf;
+  module.walk([&](attn::AttentionOp op) { slotsOf[windowOf(op)].push_back(op.getKvSlot()); });
+  std::vector<::cohere2c::KVGroup> groups;
+  for (auto &[window, slots] : slotsOf) {
+    llvm::sort(slots);
+    groups.push_back({window, std::move(slots)});
+  }
   return groups;
 }

@@ -11,10 +11,10 @@
 
 namespace mlir::cohere2c {
 
-/// Layers that share a window share a KV group (Manifest.h): a sliding and a
-/// full group, each pool laid out [blocks][layers of the group][K, V]...
+/// Layers that share a window share a KV group (Manifest.h): one group per
+/// distinct window, each pool laid out [blocks][layers of the group][K, V]...
 struct KVCachePlacement {
-  bool sliding = false;      // the sliding group, else the full one
+  int64_t group = 0;         // the group's index, in kvGroupsOf's order
   int64_t slot = 0;          // the layer's rank among the group's layers
   int64_t layersInGroup = 0; // attention ops of the group in the module
 };
@@ -34,12 +34,10 @@ Value kvPoolRowOffset(ImplicitLocOpBuilder &b, Value block, Value layerSlot, int
                       Value blockSize, Value inBlock, int64_t kv, int64_t kvWidth);
 
 /// The KV groups of `module`'s attention ops, as the manifest records them
-/// for the runtime: the full group, then the sliding group with the window
-/// its layers' kernels were specialized on; each group's layers ranked by
-/// kv_slot (the order of kvCachePlacementOf's slots). Errors, emitted on the
-/// op: sliding layers of different windows (the step has one sliding
-/// group).
-FailureOr<std::vector<::cohere2c::KVGroup>> kvGroupsOf(ModuleOp module);
+/// for the runtime: one per distinct window the kernels were specialized on
+/// (0 for full attention), by window (KVGroup's order); each group's layers
+/// ranked by kv_slot (the order of kvCachePlacementOf's slots).
+std::vector<::cohere2c::KVGroup> kvGroupsOf(ModuleOp module);
 
 } // namespace mlir::cohere2c
 

@@ -21,11 +21,10 @@ namespace {
 const char *kArgKinds[] = {"buffer", "weight", "input", "param", "int"};
 
 constexpr std::array<std::string_view, kNumPlanInputs> kPlanInputs = {
-    "ids",         "positions",      "seqs",        "generated",
-    "generated_rows", "full_tables", "full_pool",   "sliding_tables",
-    "sliding_pool", "logit_rows",    "logits",      "greedy_tokens"};
+    "ids",      "positions",  "seqs",   "generated",    "generated_rows",
+    "kv_tables", "kv_pool",   "logit_rows", "logits",   "greedy_tokens"};
 
-/// The name an argument has in the plan's text.
+/// The name an argument has in the plan's text (a KV input's group apart).
 std::string argName(const PlanArg &a) {
   switch (a.kind) {
   case PlanArg::Kind::Input:
@@ -109,6 +108,7 @@ std::string LaunchPlan::toJson() const {
       args.push_back({{"kind", kArgKinds[(int)a.kind]},
                       {"name", argName(a)},
                       {"value", a.value},
+                      {"group", a.group},
                       {"column", a.column},
                       {"width", a.width}});
     if (s.kind == PlanStep::Kind::Fork || s.kind == PlanStep::Kind::Join)
@@ -182,6 +182,7 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
       if (!a.is_object() || !field(a, "kind").is_string() ||
           !field(a, "name").is_string() ||
           !field(a, "value").is_number_integer() ||
+          !field(a, "group").is_number_integer() ||
           !field(a, "column").is_number_integer() ||
           !field(a, "width").is_number_integer() || field(a, "column") < 0 ||
           field(a, "width") < 0)
@@ -208,6 +209,7 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
         if (!input)
           return bad("argument names no step input: " + name);
         arg.input = *input;
+        arg.group = field(a, "group");
       } else {
         arg.name = name;
       }
@@ -268,7 +270,8 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
   return plan;
 }
 
-Status LaunchPlan::check(const WeightLayout &weights, const std::string &source) const {
+Status LaunchPlan::check(const WeightLayout &weights, int64_t kvGroups,
+                         const std::string &source) const {
   auto bad = [&](const std::string &what) {
     return Status::error(source + ": launch plan: " + what);
   };
@@ -302,6 +305,11 @@ Status LaunchPlan::check(const WeightLayout &weights, const std::string &source)
                    " bytes)");
       return Status::success();
     }
+    case PlanArg::Kind::Input:
+      if (isKVInput(a.input) ? a.group < 0 || a.group >= kvGroups : a.group != 0)
+        return bad("input " + argName(a) + " names KV group " + std::to_string(a.group) +
+                   (isKVInput(a.input) ? " of " + std::to_string(kvGroups) : " (it has none)"));
+      return Status::success();
     default:
       return Status::success();
     }
@@ -328,6 +336,8 @@ Status LaunchPlan::check(const WeightLayout &weights, const std::string &source)
       if (!forked || (a.kind != PlanArg::Kind::Buffer && a.kind != PlanArg::Kind::Input))
         continue;
       std::string name = argName(a);
+      if (a.kind == PlanArg::Kind::Input && isKVInput(a.input))
+        name += " of KV group " + std::to_string(a.group);
       auto it = named.find(name);
       int64_t lo = a.column,
               hi = a.width ? a.column + a.width : (it == named.end() ? 1 : it->second->width);

@@ -38,19 +38,18 @@ struct PlanBuffer {
 /// What an executor provides each step, besides buffers and weights: the
 /// step's token ids, positions, sequence rows ([tokens] i32), generated
 /// flags ([tokens] i32) and the indices of the generated tokens
-/// ([decode_tokens] i32); per KV group its block tables ([seqs, table
-/// width] i32) and pool; the rows wanting logits ([rows] i32), the logits
-/// ([rows, vocab] f32) and each logits row's greedy token ([rows] i32).
+/// ([decode_tokens] i32); per KV group (PlanArg::group, an index into the
+/// manifest's kv_groups) its block tables ([seqs, table_width] i32) and
+/// pool; the rows wanting logits ([rows] i32), the logits ([rows, vocab]
+/// f32) and each logits row's greedy token ([rows] i32).
 enum class PlanInput : uint8_t {
   Ids,
   Positions,
   Seqs,
   Generated,
   GeneratedRows,
-  FullTables,
-  FullPool,
-  SlidingTables,
-  SlidingPool,
+  KVTables,
+  KVPool,
   LogitRows,
   Logits,
   GreedyTokens,
@@ -60,6 +59,10 @@ inline constexpr int kNumPlanInputs = (int)PlanInput::GreedyTokens + 1;
 std::string_view planInputName(PlanInput input);
 /// The input of that name, or none.
 std::optional<PlanInput> planInputNamed(std::string_view name);
+/// Whether `input` is one per KV group (its tables or its pool).
+inline bool isKVInput(PlanInput input) {
+  return input == PlanInput::KVTables || input == PlanInput::KVPool;
+}
 
 /// A kernel argument.
 struct PlanArg {
@@ -73,6 +76,7 @@ struct PlanArg {
   Kind kind = Kind::Int;
   std::string name; // Buffer, Weight
   PlanInput input = PlanInput::Ids;
+  int64_t group = 0; // Input kv_tables, kv_pool: the KV group
   StepParam param = StepParam::Tokens;
   int64_t value = 0;
   // Buffer: the columns [column, column + width) of each row (width 0: all
@@ -88,9 +92,10 @@ struct PlanArg {
     a.width = elements;
     return a;
   }
-  static PlanArg of(PlanInput input) {
+  static PlanArg of(PlanInput input, int64_t group = 0) {
     PlanArg a{Kind::Input};
     a.input = input;
+    a.group = group;
     return a;
   }
   static PlanArg of(StepParam param) {
@@ -156,12 +161,14 @@ struct LaunchPlan {
   /// That every name resolves and every size is in range, so that the
   /// runtime never launches with a missing pointer: buffers (unique, width
   /// > 0, views inside them), weights (in `weights`; a GEMM's [n, k] weight
-  /// and its n scales inside the weights), step inputs, kernel grids
+  /// and its n scales inside the weights), step inputs (a KV input's group
+  /// below `kvGroups`), kernel grids
   /// (grid_y in [1, 65535], block_x in [1, 1024]), forks and joins (paired,
   /// not nested, side steps between them, no buffer column or step input
   /// named by both streams between them). Errors name `source` and the
   /// entry.
-  Status check(const WeightLayout &weights, const std::string &source) const;
+  Status check(const WeightLayout &weights, int64_t kvGroups,
+               const std::string &source) const;
 };
 
 } // namespace cohere2c

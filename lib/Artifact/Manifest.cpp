@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cassert>
+#include <map>
 
 // xxHash header-only, as in the KV cache's block hashes.
 #define XXH_INLINE_ALL
@@ -20,24 +21,40 @@ uint64_t manifestDigest(const std::string &json) {
 
 using nlohmann::json;
 
-std::vector<KVGroup> kvGroupsFor(const ModelConfig &config) {
-  std::vector<KVGroup> groups(kNumKVGroups);
-  groups[kFullGroup].name = "full";
-  groups[kSlidingGroup].name = "sliding";
-  groups[kSlidingGroup].window = config.slidingWindow;
-  for (int64_t i = 0; i < config.numLayers; ++i)
-    groups[config.layerKinds[i] == LayerKind::Full ? kFullGroup : kSlidingGroup]
-        .layers.push_back(i);
+std::string KVGroup::name() const {
+  return window ? "sliding" + std::to_string(window) : "full";
+}
+
+std::vector<KVGroup> kvGroupsOfWindows(const std::vector<int64_t> &windows) {
+  std::map<int64_t, std::vector<int64_t>> layersOf;
+  for (size_t i = 0; i < windows.size(); ++i)
+    layersOf[windows[i]].push_back((int64_t)i);
+  std::vector<KVGroup> groups;
+  for (auto &[window, layers] : layersOf)
+    groups.push_back({window, std::move(layers)});
   return groups;
 }
 
-int64_t kvBytesPerBlock(const Manifest &m, KVGroupIndex group,
-                        int64_t blockSize) {
+std::vector<KVGroup> kvGroupsFor(const ModelConfig &config) {
+  std::vector<int64_t> windows;
+  for (int64_t i = 0; i < config.numLayers; ++i)
+    windows.push_back(config.layerKinds[i] == LayerKind::Full ? 0 : config.slidingWindow);
+  return kvGroupsOfWindows(windows);
+}
+
+int64_t kvBytesPerBlock(const Manifest &m, size_t group, int64_t blockSize) {
   StatusOr<Precision> precision = Precision::forTarget(m.precision, m.target);
   assert(precision.ok() && "the precision of a parsed manifest is known");
   return (int64_t)m.kvGroups[group].layers.size() * 2 * blockSize *
          m.config.numKVHeads * m.config.headDim *
          (int64_t)dtypeSize(precision->activations);
+}
+
+int64_t kvBytesPerBlockOfAllGroups(const Manifest &m, int64_t blockSize) {
+  int64_t bytes = 0;
+  for (size_t g = 0; g < m.kvGroups.size(); ++g)
+    bytes += kvBytesPerBlock(m, g, blockSize);
+  return bytes;
 }
 
 std::string Manifest::toJson() const {
@@ -50,8 +67,7 @@ std::string Manifest::toJson() const {
                            {"bytes", w.numBytes}});
   json groupsJson = json::array();
   for (const KVGroup &g : kvGroups)
-    groupsJson.push_back(
-        {{"name", g.name}, {"window", g.window}, {"layers", g.layers}});
+    groupsJson.push_back({{"window", g.window}, {"layers", g.layers}});
   json j = {{"format_version", kFormatVersion},
             {"config", json::parse(config.toJson())},
             {"target", target},
@@ -69,24 +85,22 @@ namespace {
 
 /// The manifest's kv_groups: the groups the compiler read from the
 /// attention ops (their windows are what the kernels were specialized on).
-/// They must be the full and the sliding group, in that order, and agree
-/// with the layer kinds and window of the manifest's config.
+/// They must be the groups of the layer kinds and window of the manifest's
+/// config, in KVGroup's order.
 StatusOr<std::vector<KVGroup>> parseKVGroups(const json &j, const ModelConfig &config,
                                              const std::string &source) {
   auto bad = [&](const std::string &what) {
     return Status::error(source + ": manifest kv_groups " + what);
   };
   const json *groups = j.contains("kv_groups") ? &j.at("kv_groups") : nullptr;
-  if (!groups || !groups->is_array() || groups->size() != kNumKVGroups)
-    return bad("must be an array of the full and the sliding group");
+  if (!groups || !groups->is_array())
+    return bad("must be an array of {window, layers}");
   std::vector<KVGroup> parsed;
   for (const json &g : *groups) {
-    if (!g.is_object() || !g.contains("name") || !g["name"].is_string() ||
-        !g.contains("window") || !g["window"].is_number_integer() || !g.contains("layers") ||
-        !g["layers"].is_array())
-      return bad("entry " + jsonExcerpt(g) +
-                 " must have a name, a window and layers");
-    KVGroup group{g["name"].get<std::string>(), g["window"].get<int64_t>(), {}};
+    if (!g.is_object() || !g.contains("window") || !g["window"].is_number_integer() ||
+        !g.contains("layers") || !g["layers"].is_array())
+      return bad("entry " + jsonExcerpt(g) + " must have a window and layers");
+    KVGroup group{g["window"].get<int64_t>(), {}};
     for (const json &layer : g["layers"]) {
       if (!layer.is_number_integer())
         return bad("entry " + jsonExcerpt(g) + ": layers must be integers");
@@ -95,15 +109,19 @@ StatusOr<std::vector<KVGroup>> parseKVGroups(const json &j, const ModelConfig &c
     parsed.push_back(std::move(group));
   }
   std::vector<KVGroup> expected = kvGroupsFor(config);
-  for (int i = 0; i < kNumKVGroups; ++i) {
-    const KVGroup &p = parsed[i], &e = expected[i];
-    // A group without layers has no window to agree on.
-    if (p.name != e.name || p.layers != e.layers || (!e.layers.empty() && p.window != e.window))
-      return bad("entry " + jsonExcerpt(groups->at(i)) +
-                 " disagrees with the config (" + e.name +
-                 " window " + std::to_string(e.window) + ", " +
-                 std::to_string(e.layers.size()) + " layers)");
-  }
+  auto describe = [](const std::vector<KVGroup> &gs) {
+    std::string text;
+    for (const KVGroup &g : gs)
+      text += (text.empty() ? "" : ", ") + g.name() + " (" + std::to_string(g.layers.size()) +
+              " layers)";
+    return text.empty() ? std::string("none") : text;
+  };
+  bool agree = parsed.size() == expected.size();
+  for (size_t i = 0; agree && i < parsed.size(); ++i)
+    agree = parsed[i].window == expected[i].window && parsed[i].layers == expected[i].layers;
+  if (!agree)
+    return bad(jsonExcerpt(*groups) + " disagree with the config's groups: " +
+               describe(expected));
   return parsed;
 }
 
@@ -162,7 +180,7 @@ StatusOr<Manifest> Manifest::parse(const std::string &text,
     StatusOr<LaunchPlan> plan = LaunchPlan::parse(j["launch_plan"].dump(), source);
     if (!plan.ok())
       return plan.status();
-    if (Status s = plan->check(m.weights, source); !s.ok())
+    if (Status s = plan->check(m.weights, (int64_t)m.kvGroups.size(), source); !s.ok())
       return s;
     m.launchPlan = std::move(*plan);
   }

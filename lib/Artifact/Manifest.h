@@ -23,15 +23,21 @@ namespace cohere2c {
 /// Layers that share a window share a KV group: one block table per
 /// sequence and one block pool. The pool of a group is laid out as
 /// [blocks][layers of the group][K, V][block size][KV heads][head_dim].
+/// A model has one group per distinct window of its attention layers,
+/// ordered by window (the full layers' 0 first); a group's index in that
+/// order is how the step ABI and the launch plan name it.
 struct KVGroup {
-  std::string name;            // "full" or "sliding"
   int64_t window = 0;          // tokens a query sees; 0 = unbounded (full)
-  std::vector<int64_t> layers; // model layer indices; position = slot in the pool
+  std::vector<int64_t> layers; // model layer indices, ascending; position = slot in the pool
+
+  /// "full" or "sliding<W>" ("sliding4096"), as the kernels are named: for
+  /// messages and metrics.
+  std::string name() const;
 };
 
-/// The step ABI has exactly these groups, in this order; a model without
-/// layers of one kind has that group empty.
-enum KVGroupIndex { kFullGroup = 0, kSlidingGroup = 1, kNumKVGroups = 2 };
+/// The groups of layers whose windows are `windows[i]` for layer i (0:
+/// full attention), in KVGroup's order.
+std::vector<KVGroup> kvGroupsOfWindows(const std::vector<int64_t> &windows);
 
 /// The groups the frontend's attention ops get from `config` (its layer
 /// kinds and sliding window): what a manifest's kv_groups, read from the
@@ -67,7 +73,10 @@ struct Manifest {
   /// output before their splits and partials (the prefill kernel's order);
   /// the parameters decode_merge_tokens and token_merge_tokens (0 where one
   /// split stores the output and no merge runs).
-  static constexpr int kFormatVersion = 9;
+  /// 10: one KV group per distinct window (kv_groups entries without a
+  /// name); the plan's inputs kv_tables and kv_pool with a group in place
+  /// of the full and sliding ones, one parameter table_width.
+  static constexpr int kFormatVersion = 10;
 
   ModelConfig config;
   std::string target;    // "host" or "cuda"
@@ -92,13 +101,14 @@ struct Manifest {
 };
 
 
-/// Bytes of one KV block of `group` (the pool layout of KVGroup): layers in
-/// the group x 2 (K, V) x blockSize x num_key_value_heads x head_dim x the
-/// size of the storage dtype of m.precision; 0 for a group without layers.
-/// `m` is a parsed manifest (a known precision). With the config's limits
-/// (Config.h) and blockSize <= 2^16 this is at most 2^49.
-int64_t kvBytesPerBlock(const Manifest &m, KVGroupIndex group,
-                        int64_t blockSize);
+/// Bytes of one KV block of m.kvGroups[group] (the pool layout of
+/// KVGroup): layers in the group x 2 (K, V) x blockSize x
+/// num_key_value_heads x head_dim x the size of the storage dtype of
+/// m.precision. `m` is a parsed manifest (a known precision). With the
+/// config's limits (Config.h) and blockSize <= 2^16 this is at most 2^49.
+int64_t kvBytesPerBlock(const Manifest &m, size_t group, int64_t blockSize);
+/// The sum over m's groups: the bytes of a block in every group.
+int64_t kvBytesPerBlockOfAllGroups(const Manifest &m, int64_t blockSize);
 
 } // namespace cohere2c
 

@@ -10,8 +10,8 @@ namespace cohere2c {
 namespace {
 
 constexpr std::array<std::string_view, kNumStepParams> kNames = {
-    "tokens",          "rows",           "block_size",           "full_table_width",
-    "sliding_table_width", "decode_tokens", "prefill_tiles",     "prefill_splits",
+    "tokens",          "rows",           "block_size",           "table_width",
+    "decode_tokens",   "prefill_tiles",  "prefill_splits",
     "prefill_blocks",  "prefill_partials", "prefill_merge_tokens", "decode_splits",
     "decode_split_blocks", "token_splits", "token_split_blocks", "decode_merge_tokens",
     "token_merge_tokens", "gemv_token",
@@ -40,7 +40,7 @@ int64_t splitsFor(int64_t tokens, int64_t maxKeys, int64_t splitTokens) {
 }
 
 StepParamValues stepParams(int64_t tokens, int64_t generated, int64_t rows, int64_t blockSize,
-                           int64_t fullTableWidth, int64_t slidingTableWidth, int64_t maxKeys,
+                           int64_t tableWidth, int64_t maxKeys,
                            int64_t maxGeneratedKeys, bool greedyOnly) {
   int64_t tiles =
       generated < tokens ? (tokens + kPrefillTileTokens - 1) / kPrefillTileTokens : 0;
@@ -58,8 +58,7 @@ StepParamValues stepParams(int64_t tokens, int64_t generated, int64_t rows, int6
   v[P::Tokens] = tokens;
   v[P::Rows] = rows;
   v[P::BlockSize] = blockSize;
-  v[P::FullTableWidth] = fullTableWidth;
-  v[P::SlidingTableWidth] = slidingTableWidth;
+  v[P::TableWidth] = tableWidth;
   v[P::DecodeTokens] = generated;
   v[P::PrefillTiles] = tiles;
   v[P::PrefillSplits] = splits;

@@ -1,7 +1,7 @@
 //===- StepParams.h - The sizes of a cuda step, known only at run time ----===//
 //
 // A cuda artifact's launch plan fixes every size but those that change from
-// step to step: the step's tokens, its logits rows, its block tables' widths
+// step to step: the step's tokens, its logits rows, its block tables' width
 // and the kernel splits chosen from them. The plan names them by StepParam
 // (a closed set, so a plan naming another is malformed), and the runtime
 // computes all of them once per step (stepParams).
@@ -22,8 +22,7 @@ enum class StepParam : uint8_t {
   Tokens,
   Rows,
   BlockSize,
-  FullTableWidth,
-  SlidingTableWidth,
+  TableWidth,
   DecodeTokens,
   PrefillTiles,
   PrefillSplits,
@@ -110,7 +109,8 @@ bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t ro
 
 /// The parameters of a step of `tokens` tokens (`generated` of them
 /// generated, the rest prompt tokens), `rows` of them wanting logits:
-///   tokens, rows, block_size, full_table_width, sliding_table_width;
+///   tokens, rows, block_size; table_width: the width of every KV group's
+///   block tables;
 ///   decode_tokens: the step's generated tokens (rows of "generated_rows");
 ///   prefill_tiles: ceil(tokens / kPrefillTileTokens) when it has a prompt
 ///   token, else 0;
@@ -141,7 +141,7 @@ bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t ro
 /// A kernel for one kind of token is launched over decode_tokens or
 /// prefill_blocks (zero blocks: not launched) and skips the other kind.
 StepParamValues stepParams(int64_t tokens, int64_t generated, int64_t rows, int64_t blockSize,
-                           int64_t fullTableWidth, int64_t slidingTableWidth, int64_t maxKeys,
+                           int64_t tableWidth, int64_t maxKeys,
                            int64_t maxGeneratedKeys, bool greedyOnly);
 
 } // namespace cohere2c

@@ -18,15 +18,13 @@ void greedyTokensOnHost(const StepInput &input, int64_t vocab, StepOutput &outpu
 }
 
 StepLimits StepLimits::of(const Manifest &manifest, int64_t blockSize,
-                          std::array<int64_t, kNumKVGroups> numBlocks) {
+                          int64_t numBlocks) {
   StepLimits limits;
   limits.vocab = manifest.config.vocabSize;
   limits.blockSize = blockSize;
   limits.numBlocks = numBlocks;
-  for (int g = 0; g < kNumKVGroups && g < (int)manifest.kvGroups.size(); ++g) {
-    limits.used[g] = !manifest.kvGroups[g].layers.empty();
-    limits.window[g] = manifest.kvGroups[g].window;
-  }
+  for (const KVGroup &group : manifest.kvGroups)
+    limits.window.push_back(group.window);
   return limits;
 }
 
@@ -57,17 +55,17 @@ Status StepInput::check(const StepLimits &limits) const {
     if (row < 0 || (size_t)row >= tokens)
       return bad("logits row " + std::to_string(row) + " of " + std::to_string(tokens) +
                  " tokens");
-  for (int g = 0; g < kNumKVGroups; ++g)
-    if (tableWidth[g] < 0 || (int64_t)tables[g].size() != (tableWidth[g] ? numSeqs : 0) *
-                                                             tableWidth[g])
+  if (tables.size() != limits.window.size())
+    return bad(std::to_string(tables.size()) + " block tables for " +
+               std::to_string(limits.window.size()) + " KV groups");
+  for (size_t g = 0; g < tables.size(); ++g)
+    if (tableWidth < 0 || (int64_t)tables[g].size() != numSeqs * tableWidth)
       return bad("block table " + std::to_string(g) + " has " +
                  std::to_string(tables[g].size()) + " entries for " +
                  std::to_string(numSeqs) + " sequences of width " +
-                 std::to_string(tableWidth[g]));
+                 std::to_string(tableWidth));
   // Per sequence and group: the blocks [first, last] its tokens can see.
-  for (int g = 0; g < kNumKVGroups; ++g) {
-    if (!limits.used[g] || tokens == 0)
-      continue;
+  for (size_t g = 0; g < tables.size() && tokens > 0; ++g) {
     std::vector<int64_t> first(numSeqs, INT64_MAX), last(numSeqs, -1);
     for (size_t t = 0; t < tokens; ++t) {
       int64_t p = positions[t], from = limits.window[g] ? p - limits.window[g] + 1 : 0;
@@ -75,16 +73,16 @@ Status StepInput::check(const StepLimits &limits) const {
       last[seqRows[t]] = std::max(last[seqRows[t]], p / limits.blockSize);
     }
     for (int64_t s = 0; s < numSeqs; ++s) {
-      if (last[s] >= tableWidth[g])
+      if (last[s] >= tableWidth)
         return bad("sequence row " + std::to_string(s) + " sees block " + std::to_string(last[s]) +
-                   " of group " + std::to_string(g) + ", past its table width " +
-                   std::to_string(tableWidth[g]));
+                   " of group " + std::to_string(g) + ", past the table width " +
+                   std::to_string(tableWidth));
       for (int64_t k = first[s]; k <= last[s]; ++k) {
-        int32_t block = tables[g][s * tableWidth[g] + k];
-        if (block < 0 || block >= limits.numBlocks[g])
+        int32_t block = tables[g][s * tableWidth + k];
+        if (block < 0 || block >= limits.numBlocks)
           return bad("sequence row " + std::to_string(s) + " sees block " + std::to_string(k) +
                      " of group " + std::to_string(g) + ", whose id " + std::to_string(block) +
-                     " is outside [0, " + std::to_string(limits.numBlocks[g]) + ")");
+                     " is outside [0, " + std::to_string(limits.numBlocks) + ")");
       }
     }
   }

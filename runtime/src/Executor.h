@@ -13,24 +13,22 @@
 #include "Artifact/Manifest.h"
 #include "Support/Status.h"
 
-#include <array>
 #include <cstdint>
 #include <vector>
 
 namespace cohere2c {
 
-/// What a step may address: token ids below the vocabulary, and per KV
-/// group (KVGroupIndex) whether it has layers, its window (0: unbounded) and
-/// its pool's blocks.
+/// What a step may address: token ids below the vocabulary, and in each KV
+/// group (the manifest's kv_groups) numBlocks blocks of blockSize tokens;
+/// window[g] is group g's window (0: unbounded).
 struct StepLimits {
-  int64_t vocab = 0, blockSize = 1;
-  std::array<bool, kNumKVGroups> used = {false, false};
-  std::array<int64_t, kNumKVGroups> window = {0, 0}, numBlocks = {0, 0};
+  int64_t vocab = 0, blockSize = 1, numBlocks = 0;
+  std::vector<int64_t> window;
 
-  /// The limits of `manifest`'s model served with `numBlocks[g]` blocks of
-  /// `blockSize` tokens in KV group g.
+  /// The limits of `manifest`'s model served with `numBlocks` blocks of
+  /// `blockSize` tokens in each KV group.
   static StepLimits of(const Manifest &manifest, int64_t blockSize,
-                       std::array<int64_t, kNumKVGroups> numBlocks);
+                       int64_t numBlocks);
 };
 
 struct StepInput {
@@ -45,10 +43,10 @@ struct StepInput {
   /// tilings by token count, prefill attention splits by tile count; to
   /// within rounding.)
   std::vector<int32_t> generated;
-  /// Per KV group (KVGroupIndex): [numSeqs, tableWidth] block ids, row-major;
-  /// entries outside what a token can see may be -1.
-  std::array<std::vector<int32_t>, kNumKVGroups> tables;
-  std::array<int64_t, kNumKVGroups> tableWidth = {0, 0};
+  /// Per KV group (the manifest's kv_groups): [numSeqs, tableWidth] block
+  /// ids, row-major; entries outside what a token can see may be -1.
+  std::vector<std::vector<int32_t>> tables;
+  int64_t tableWidth = 0;
   int64_t numSeqs = 0;
   /// [R]: indices into the step's tokens whose logits are wanted.
   std::vector<int32_t> logitRows;
@@ -61,11 +59,11 @@ struct StepInput {
   /// unchecked). Errors name what is inconsistent: per-token arrays of
   /// different lengths, a token id outside the vocabulary, a negative
   /// position, a generated flag other than 0 or 1, a sequence row outside
-  /// [0, numSeqs), a logits row outside the tokens, block tables not
-  /// [numSeqs, tableWidth], and, for each sequence and KV group with layers,
-  /// a block its tokens can see (from the first key of the earliest one's
-  /// window to the latest one's position) past the table width or outside
-  /// [0, numBlocks).
+  /// [0, numSeqs), a logits row outside the tokens, not one block table per
+  /// KV group, block tables not [numSeqs, tableWidth], and, for each
+  /// sequence and KV group, a block its tokens can see (from the first key
+  /// of the earliest one's window to the latest one's position) past the
+  /// table width or outside [0, numBlocks).
   Status check(const StepLimits &limits) const;
   /// The indices of the generated tokens, in order.
   std::vector<int32_t> generatedRows() const;
@@ -95,8 +93,8 @@ public:
   /// Runs one step into `output` (its buffers are reused from step to
   /// step). Errors name the failing call.
   virtual Status run(const StepInput &input, StepOutput &output) = 0;
-  /// Bytes of KV-cache memory per block of each group (0 for an empty group).
-  virtual std::array<int64_t, kNumKVGroups> bytesPerBlock() const = 0;
+  /// Bytes of KV-cache memory per block of each KV group.
+  virtual std::vector<int64_t> bytesPerBlock() const = 0;
 };
 
 } // namespace cohere2c

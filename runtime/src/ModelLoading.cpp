@@ -46,8 +46,7 @@ createExecutor(const LoadedArtifact &artifact, const WeightSource &weights,
     StatusOr<const WeightBuffer *> buffer = weights.hostBuffer();
     if (!buffer.ok())
       return buffer.status();
-    auto created = HostExecutor::create(artifact, **buffer,
-                                        {options.numBlocks, options.numBlocks},
+    auto created = HostExecutor::create(artifact, **buffer, options.numBlocks,
                                         options.blockSize);
     if (!created.ok())
       return created.status();

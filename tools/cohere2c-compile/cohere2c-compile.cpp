@@ -464,10 +464,7 @@ int main(int argc, char **argv) {
       mlir::cohere2c::buildAttnModule(context, model->config, manifest.weights);
   if (failed(mlir::verify(*module)))
     return fail("internal error: the attn module does not verify");
-  auto kvGroups = mlir::cohere2c::kvGroupsOf(*module);
-  if (failed(kvGroups))
-    return fail("internal error: the attention layers' KV groups");
-  manifest.kvGroups = std::move(*kvGroups);
+  manifest.kvGroups = mlir::cohere2c::kvGroupsOf(*module);
 
   if (emit == Emit::Attn)
     return writeText(printed(*module));

@@ -238,11 +238,10 @@ LogicalResult KernelGenerator::lowerAttention(attn::AttentionOp o) {
   Type e = elementOf(o.getResult());
   KVCachePlacement placement = kvCachePlacementOf(o);
   int64_t layers = placement.layersInGroup;
-  PlanArg tables = input(placement.sliding ? PlanInput::SlidingTables : PlanInput::FullTables),
-          pool = input(placement.sliding ? PlanInput::SlidingPool : PlanInput::FullPool);
+  PlanArg tables = PlanArg::of(PlanInput::KVTables, placement.group),
+          pool = PlanArg::of(PlanInput::KVPool, placement.group);
   PlanArg slot = constant(placement.slot), bs = param(StepParam::BlockSize),
-          width = param(placement.sliding ? StepParam::SlidingTableWidth
-                                          : StepParam::FullTableWidth);
+          width = param(StepParam::TableWidth);
   PlanArg q = buffers[o.getQ()], k = buffers[o.getK()], v = buffers[o.getV()];
   PlanArg positions = input(PlanInput::Positions), seqs = input(PlanInput::Seqs);
   std::vector<PlanArg> appendArgs = {k, v, positions, seqs, tables, pool, slot, bs, width};

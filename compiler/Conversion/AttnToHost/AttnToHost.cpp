@@ -45,20 +45,20 @@ enum StepArg {
   kIds,
   kPositions,
   kSeqs,
-  kFullTables,
-  kFullPool,
-  kSlidingTables,
-  kSlidingPool,
+  kKVTables,
+  kKVPool,
+  kKVPoolOffsets,
   kLogitRows,
   kLogits,
   kBlockSize,
   kNumStepArgs
 };
 
-/// Where an attention layer keeps its K and V: its group's tables and pool,
-/// its slot in the group, and the group's number of layers.
+/// Where an attention layer keeps its K and V: its group (the index of its
+/// block tables), where the group's pool starts in the KV pool (index
+/// values), its slot in the group, and the group's number of layers.
 struct CacheSlot {
-  Value tables, pool;
+  Value group, poolStart;
   int64_t slot = 0, layersInGroup = 0;
 };
 
@@ -420,8 +420,8 @@ void StepLowering::lower(attn::LogitsOp op) {
 CacheSlot StepLowering::cacheSlotOf(attn::AttentionOp op) {
   KVCachePlacement placement = kvCachePlacementOf(op);
   CacheSlot slot;
-  slot.tables = arg(placement.sliding ? kSlidingTables : kFullTables);
-  slot.pool = arg(placement.sliding ? kSlidingPool : kFullPool);
+  slot.group = index(placement.group);
+  slot.poolStart = toIndex(load(arg(kKVPoolOffsets), {slot.group}));
   slot.slot = placement.slot;
   slot.layersInGroup = placement.layersInGroup;
   return slot;
@@ -441,17 +441,19 @@ void StepLowering::lower(attn::AttentionOp op) {
   auto rope = dyn_cast<attn::RopeAttr>(op.getPosition());
   std::optional<int64_t> window = op.getSlidingWindow();
   CacheSlot cache = cacheSlotOf(op);
+  Value tables = arg(kKVTables), pool = arg(kKVPool);
   Value blockSize =
       arith::IndexCastOp::create(b, b.getIndexType(), arg(kBlockSize));
 
   // Offset of element (kv, token j, KV head, 0) in the pool.
   auto cacheOffset = [&](Value s, Value j, int64_t kv, Value kvh) {
-    Value block = toIndex(load(cache.tables,
-                               {s, arith::DivUIOp::create(b, j, blockSize)}));
+    Value block = toIndex(load(
+        tables, {cache.group, s, arith::DivUIOp::create(b, j, blockSize)}));
     Value inBlock = arith::RemUIOp::create(b, j, blockSize);
-    Value row = kvPoolRowOffset(b, block, index(cache.slot), cache.layersInGroup, blockSize,
-                                inBlock, kv, kvHeads * hd);
-    return add(row, mul(kvh, index(hd)));
+    Value row =
+        kvPoolRowOffset(b, block, index(cache.slot), cache.layersInGroup,
+                        blockSize, inBlock, kv, kvHeads * hd);
+    return add(cache.poolStart, add(row, mul(kvh, index(hd))));
   };
 
   // 1. Append K (rotated) and V.
@@ -462,11 +464,11 @@ void StepLowering::lower(attn::AttentionOp op) {
       Value kBase = cacheOffset(s, p, 0, kvh), vBase = cacheOffset(s, p, 1, kvh);
       Value col = mul(kvh, index(hd));
       forLoop(index(0), index(hd), [&](Value d) {
-        store(load(v, {t, add(col, d)}), cache.pool, {add(vBase, d)});
+        store(load(v, {t, add(col, d)}), pool, {add(vBase, d)});
       });
       if (!rope) {
         forLoop(index(0), index(hd), [&](Value d) {
-          store(load(k, {t, add(col, d)}), cache.pool, {add(kBase, d)});
+          store(load(k, {t, add(col, d)}), pool, {add(kBase, d)});
         });
         return;
       }
@@ -476,8 +478,8 @@ void StepLowering::lower(attn::AttentionOp op) {
         Value even = mul(m, index(2)), odd = add(even, index(1));
         auto [r0, r1] = emitRotatePair(b, load(k, {t, add(col, even)}),
                                        load(k, {t, add(col, odd)}), c, sn);
-        store(r0, cache.pool, {add(kBase, even)});
-        store(r1, cache.pool, {add(kBase, odd)});
+        store(r0, pool, {add(kBase, even)});
+        store(r1, pool, {add(kBase, odd)});
       });
     });
   });
@@ -513,7 +515,7 @@ void StepLowering::lower(attn::AttentionOp op) {
         Value base = cacheOffset(s, j, 0, kvh);
         Value dotv = reduce(index(0), index(hd), f32(0), [&](Value d, Value acc) {
           return addf(acc, mulf(load(queryScratch, {d}),
-                                load(cache.pool, {add(base, d)})));
+                                load(pool, {add(base, d)})));
         });
         return mulf(dotv, scale);
       };
@@ -527,7 +529,7 @@ void StepLowering::lower(attn::AttentionOp op) {
         Value base = cacheOffset(s, j, 1, kvh);
         forLoop(index(0), index(hd), [&](Value d) {
           Value prev = load(accScratch, {d});
-          store(addf(prev, mulf(e, load(cache.pool, {add(base, d)}))), accScratch, {d});
+          store(addf(prev, mulf(e, load(pool, {add(base, d)}))), accScratch, {d});
         });
         return addf(acc, e);
       });
@@ -572,8 +574,9 @@ struct ConvertAttnToHostPass
     args[kWeights] = MemRefType::get({dyn}, b.getI8Type());
     args[kIds] = args[kPositions] = args[kSeqs] = args[kLogitRows] =
         MemRefType::get({dyn}, i32);
-    args[kFullTables] = args[kSlidingTables] = MemRefType::get({dyn, dyn}, i32);
-    args[kFullPool] = args[kSlidingPool] = MemRefType::get({dyn}, f32);
+    args[kKVTables] = MemRefType::get({dyn, dyn, dyn}, i32);
+    args[kKVPool] = MemRefType::get({dyn}, f32);
+    args[kKVPoolOffsets] = MemRefType::get({dyn}, b.getI64Type());
     args[kLogits] = MemRefType::get({dyn, dyn}, f32);
     args[kBlockSize] = b.getI64Type();
 

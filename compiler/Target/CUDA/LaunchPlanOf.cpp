@@ -28,6 +28,7 @@ PlanArg argOf(Attribute attr) {
       .Case([&](mlir::cohere2c::plan::InputAttr i) {
         a.kind = PlanArg::Kind::Input;
         a.input = i.getInput();
+        a.group = i.getGroup().value_or(0);
       })
       .Case([&](mlir::cohere2c::plan::ParamAttr p) {
         a.kind = PlanArg::Kind::Param;

@@ -378,7 +378,8 @@ cohere2c_status_t cohere2c_engine_load(const cohere2c_engine_t *engine,
 /* The blocks of one KV group: used (in some sequence's block table),
  * evictable (unreferenced, kept for prefix reuse until needed) and free;
  * used + evictable + free is the group's kv_blocks. name ("full",
- * "sliding") is valid while the engine lives. Errors (INVALID_ARGUMENT):
+ * "sliding4096": one group per distinct window) is valid while the
+ * engine lives. Errors (INVALID_ARGUMENT):
  * group >= kv_groups. */
 typedef struct cohere2c_kv_group_t {
   const char *name;

@@ -63,8 +63,7 @@ CudaExecutor::create(const LoadedArtifact &artifact, const WeightSource &weights
       return s;
   if (Status s = e->planMemory(options); !s.ok())
     return Status::error(artifact.path() + ": " + s.message());
-  e->limits_ = StepLimits::of(m, options.blockSize,
-                              {options.numBlocks, options.numBlocks});
+  e->limits_ = StepLimits::of(m, options.blockSize, options.numBlocks);
   COHERE2C_CHECK(cu.cuStreamSynchronize(e->stream_));
   return e;
 }
@@ -113,10 +112,13 @@ CudaExecutor::~CudaExecutor() {
   for (CUstream stream : {stream_, sideStream_})
     if (stream)
       api_->cuStreamDestroy(stream);
-  for (DeviceArray *a :
-       {&weights_, &workspace_, &sideWorkspace_, &pools_[0], &pools_[1]})
+  for (DeviceArray *a : {&weights_, &workspace_, &sideWorkspace_})
     if (a->ptr)
       api_->cuMemFree(a->ptr);
+  for (const std::vector<DeviceArray> *arrays : {&pools_, &tables_})
+    for (const DeviceArray &a : *arrays)
+      if (a.ptr)
+        api_->cuMemFree(a.ptr);
   for (DeviceArray &a : inputs_)
     if (a.ptr)
       api_->cuMemFree(a.ptr);
@@ -132,7 +134,7 @@ DType CudaExecutor::bufferDType(const std::string &name) const {
   return DType::F32;
 }
 
-std::array<int64_t, kNumKVGroups> CudaExecutor::bytesPerBlock() const {
+std::vector<int64_t> CudaExecutor::bytesPerBlock() const {
   return bytesPerBlock_;
 }
 
@@ -325,20 +327,19 @@ Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
   // Block tables are passed with their width rounded up to a multiple of
   // kTableWidthStep (entries past a sequence's blocks are never read), so a
   // decode step's graph serves the next kTableWidthStep * block_size tokens.
-  std::array<int64_t, kNumKVGroups> width;
-  std::array<std::vector<int32_t>, kNumKVGroups> tables;
-  for (int g = 0; g < kNumKVGroups; ++g) {
-    int64_t w = in.tableWidth[g], seqs = w ? in.tables[g].size() / w : 0;
-    width[g] = (w + kTableWidthStep - 1) / kTableWidthStep * kTableWidthStep;
-    tables[g].assign(seqs * width[g], 0);
-    for (int64_t r = 0; r < seqs; ++r)
-      std::copy_n(in.tables[g].begin() + r * w, w,
-                  tables[g].begin() + r * width[g]);
+  int64_t w = in.tableWidth,
+          width = (w + kTableWidthStep - 1) / kTableWidthStep * kTableWidthStep;
+  std::vector<int32_t> padded(in.numSeqs * width, 0);
+  for (size_t g = 0; g < in.tables.size(); ++g) {
+    for (int64_t r = 0; r < in.numSeqs; ++r)
+      std::copy_n(in.tables[g].begin() + r * w, w, padded.begin() + r * width);
+    if (Status s = upload(tables_[g], padded.data(), padded.size() * 4); !s.ok())
+      return s;
   }
   std::vector<int32_t> generatedRows = in.generatedRows();
-  StepParamValues params = stepParams(
-      tokens, generatedRows.size(), rows, limits_.blockSize, width[kFullGroup],
-      width[kSlidingGroup], in.maxKeys(false), in.maxKeys(true), in.greedyOnly);
+  StepParamValues params =
+      stepParams(tokens, generatedRows.size(), rows, limits_.blockSize, width,
+                 in.maxKeys(false), in.maxKeys(true), in.greedyOnly);
   struct Upload {
     PlanInput input;
     const void *data;
@@ -351,10 +352,6 @@ Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
         Upload{PlanInput::Generated, in.generated.data(), in.generated.size() * 4},
         Upload{PlanInput::GeneratedRows, generatedRows.data(),
                generatedRows.size() * 4},
-        Upload{PlanInput::FullTables, tables[kFullGroup].data(),
-               tables[kFullGroup].size() * 4},
-        Upload{PlanInput::SlidingTables, tables[kSlidingGroup].data(),
-               tables[kSlidingGroup].size() * 4},
         Upload{PlanInput::LogitRows, in.logitRows.data(), in.logitRows.size() * 4}}) {
     Status s = upload(input(u.input), u.data, u.bytes);
     if (!s.ok())
@@ -438,10 +435,10 @@ CudaExecutor::enqueueSteps(const StepParamValues &params) {
     case PlanArg::Kind::Weight:
       return weights_.ptr + m.weights.find(a.name)->offset;
     case PlanArg::Kind::Input:
-      if (a.input == PlanInput::FullPool)
-        return pools_[kFullGroup].ptr;
-      if (a.input == PlanInput::SlidingPool)
-        return pools_[kSlidingGroup].ptr;
+      if (a.input == PlanInput::KVPool)
+        return pools_[a.group].ptr;
+      if (a.input == PlanInput::KVTables)
+        return tables_[a.group].ptr;
       return input(a.input).ptr;
     default:
       return 0;

@@ -49,7 +49,7 @@ public:
   ~CudaExecutor() override;
 
   Status run(const StepInput &input, StepOutput &output) override;
-  std::array<int64_t, kNumKVGroups> bytesPerBlock() const override;
+  std::vector<int64_t> bytesPerBlock() const override;
   /// The GPU's name, for reports.
   const std::string &deviceName() const { return deviceName_; }
   /// How the device memory was split, for reports: "weights 15.0 GiB,
@@ -110,12 +110,14 @@ private:
   std::map<std::string, CUfunction> kernels_;
   cublasLtHandle_t cublas_ = nullptr;
   DeviceArray weights_, workspace_, sideWorkspace_;
-  std::array<DeviceArray, kNumKVGroups> pools_;
-  std::array<int64_t, kNumKVGroups> bytesPerBlock_ = {0, 0};
+  /// Per KV group: its pool, its block tables (the step input kv_tables of
+  /// the group) and the bytes of a block.
+  std::vector<DeviceArray> pools_, tables_;
+  std::vector<int64_t> bytesPerBlock_;
   StepLimits limits_; // the vocabulary, block size and pools a step may use
   DType dtype_ = DType::BF16;
   // Step inputs and the plan's buffers, by name.
-  /// The step inputs by PlanInput (the pools are pools_).
+  /// The step inputs by PlanInput but the KV inputs (pools_ and tables_).
   std::array<DeviceArray, kNumPlanInputs> inputs_;
   DeviceArray &input(PlanInput i) { return inputs_[(int)i]; }
   std::map<std::string, DeviceArray> buffers_;

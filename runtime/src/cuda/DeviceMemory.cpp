@@ -47,8 +47,9 @@ StepParamValues largestStep(const Manifest &manifest, const EngineOptions &optio
   for (int64_t tokens = 1;; tokens = std::min(2 * tokens, options.maxStepTokens)) {
     int64_t perSequence = std::min(tokens, options.maxBatch);
     for (int64_t generated : {int64_t(0), perSequence}) {
-      StepParamValues p = stepParams(tokens, generated, perSequence, options.blockSize, width,
-                                     width, context, context, false);
+      StepParamValues p = stepParams(tokens, generated, perSequence,
+                                     options.blockSize, width, context, context,
+                                     false);
       for (int i = 0; i < kNumStepParams; ++i)
         largest.values[i] = std::max(largest.values[i], p.values[i]);
     }
@@ -97,12 +98,12 @@ Status CudaExecutor::planMemory(EngineOptions &options) {
   for (const DeviceArray &a : inputs_)
     activations += a.bytes;
 
-  int64_t perBlock = 0;
-  for (int g = 0; g < kNumKVGroups; ++g) {
-    bytesPerBlock_[g] = kvBytesPerBlock(m, static_cast<KVGroupIndex>(g), options.blockSize);
-    if (!m.kvGroups[g].layers.empty())
-      perBlock += bytesPerBlock_[g];
-  }
+  int64_t perBlock = kvBytesPerBlockOfAllGroups(m, options.blockSize);
+  bytesPerBlock_.clear();
+  for (size_t g = 0; g < m.kvGroups.size(); ++g)
+    bytesPerBlock_.push_back(kvBytesPerBlock(m, g, options.blockSize));
+  pools_.resize(m.kvGroups.size());
+  tables_.resize(m.kvGroups.size());
   if (options.numBlocks == 0) {
     size_t free = 0, total = 0;
     COHERE2C_CHECK(api_->cuMemGetInfo(&free, &total));
@@ -118,10 +119,9 @@ Status CudaExecutor::planMemory(EngineOptions &options) {
           "--gpu-memory-utilization");
     options.numBlocks = blocks;
   }
-  for (int g = 0; g < kNumKVGroups; ++g)
-    if (!m.kvGroups[g].layers.empty())
-      if (Status s = ensure(pools_[g], options.numBlocks * bytesPerBlock_[g]); !s.ok())
-        return s;
+  for (size_t g = 0; g < m.kvGroups.size(); ++g)
+    if (Status s = ensure(pools_[g], options.numBlocks * bytesPerBlock_[g]); !s.ok())
+      return s;
   memoryReport_ = "weights " + gib(m.weights.totalBytes) + ", activations " +
                   gib(activations) + " (steps of up to " + std::to_string(tokens) +
                   " tokens), KV cache " + gib(double(options.numBlocks) * perBlock) + ": " +

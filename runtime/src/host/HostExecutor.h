@@ -18,25 +18,31 @@ namespace cohere2c {
 
 class HostExecutor : public Executor {
 public:
-  /// `numBlocks[g]` blocks of `blockSize` tokens per KV group. Errors: the
+  /// `numBlocks` blocks of `blockSize` tokens per KV group. Errors: the
   /// artifact is not for the host target, or lacks the step function; the
   /// weights buffer is smaller than the layout; a negative block count; host
-  /// memory that cannot hold a pool (naming the bytes, the group and
-  /// --kv-blocks).
+  /// memory that cannot hold the pools (naming the bytes and --kv-blocks).
   static StatusOr<std::unique_ptr<HostExecutor>>
   create(const LoadedArtifact &artifact, const WeightBuffer &weights,
-         std::array<int64_t, kNumKVGroups> numBlocks, int64_t blockSize);
+         int64_t numBlocks, int64_t blockSize);
 
   Status run(const StepInput &input, StepOutput &output) override;
-  std::array<int64_t, kNumKVGroups> bytesPerBlock() const override;
+  std::vector<int64_t> bytesPerBlock() const override;
 
 private:
   HostExecutor() = default;
   void *step_ = nullptr;
   const WeightBuffer *weights_ = nullptr;
   StepLimits limits_; // the vocabulary, block size and pools a step may use
-  std::array<int64_t, kNumKVGroups> bytesPerBlock_ = {0, 0};
-  std::array<std::vector<float>, kNumKVGroups> pools_;
+  std::vector<int64_t> bytesPerBlock_;
+  /// Every group's pool, back to back (the host target computes in f32: its
+  /// lowering refuses any other precision); group g's starts at element
+  /// poolOffsets_[g].
+  std::vector<float> pool_;
+  std::vector<int64_t> poolOffsets_;
+  /// The step's block tables as the step function takes them: [groups,
+  /// sequences, width].
+  std::vector<int32_t> tables_;
 };
 
 } // namespace cohere2c

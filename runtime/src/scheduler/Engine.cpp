@@ -60,10 +60,8 @@ int64_t defaultKVBlocks(const Manifest &manifest,
   int64_t blocks = options.maxBatch * perSequence;
   if (manifest.target != "host")
     return blocks;
-  int64_t bytesPerBlock = 0;
-  for (int g = 0; g < kNumKVGroups; ++g)
-    bytesPerBlock += kvBytesPerBlock(manifest, static_cast<KVGroupIndex>(g),
-                                     options.blockSize);
+  int64_t bytesPerBlock =
+      kvBytesPerBlockOfAllGroups(manifest, options.blockSize);
   return std::max<int64_t>(
       1, std::min(blocks, kMaxDefaultHostKVBytes / bytesPerBlock));
 }
@@ -93,15 +91,9 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(Executor &executor,
 
   std::unique_ptr<Engine> engine(new Engine(executor, manifest, options));
   std::vector<kv::KVGroupSpec> specs;
-  std::array<int64_t, kNumKVGroups> bytes = executor.bytesPerBlock();
-  for (int g = 0; g < kNumKVGroups; ++g) {
-    const KVGroup &group = manifest.kvGroups[g];
-    if (group.layers.empty())
-      continue;
-    specs.push_back({group.name, group.window, options.numBlocks});
-    engine->groupKinds_.push_back(static_cast<KVGroupIndex>(g));
-    engine->bytesPerBlock_.push_back(bytes[g]);
-  }
+  for (const KVGroup &group : manifest.kvGroups)
+    specs.push_back({group.name(), group.window, options.numBlocks});
+  engine->bytesPerBlock_ = executor.bytesPerBlock();
   StatusOr<std::unique_ptr<kv::KVCacheManager>> cache =
       kv::KVCacheManager::create(options.blockSize, std::move(specs),
                                  options.prefixCache);
@@ -161,8 +153,6 @@ Status Engine::validate(const Request &r) const {
   int64_t positions = prompt + r.maxNewTokens - 1;
   int64_t chunk = std::min(prompt, maxChunk(r));
   for (const KVGroup &group : manifest_.kvGroups) {
-    if (group.layers.empty())
-      continue;
     int64_t needed = blocksFor(positions);
     std::string what = "its " + std::to_string(positions) +
                        " positions (prompt + max_new_tokens - 1)";
@@ -176,7 +166,7 @@ Status Engine::validate(const Request &r) const {
     if (needed > options_.numBlocks)
       return Status::error(who + ": needs up to " + std::to_string(needed) +
                            " blocks of " + std::to_string(blockSize) +
-                           " tokens in the " + group.name + " KV group for " +
+                           " tokens in the " + group.name() + " KV group for " +
                            what + ", but --kv-blocks is " +
                            std::to_string(options_.numBlocks));
   }
@@ -452,18 +442,19 @@ Engine::StepBatch Engine::batchOf(std::vector<int64_t> chunks) const {
 }
 
 void Engine::fillBlockTables(StepInput &in) const {
-  for (size_t g = 0; g < groupKinds_.size(); ++g) {
-    KVGroupIndex kind = groupKinds_[g];
-    int64_t width = 1;
+  // One width for every group: the executors pass it as one parameter.
+  int64_t groups = kvCache_->numGroups(), width = 1;
+  for (int64_t g = 0; g < groups; ++g)
     for (const Active *a : running_)
       width = std::max<int64_t>(width, kvCache_->blockTable(a->seq, g).size());
-    in.tableWidth[kind] = width;
-    in.tables[kind].assign(running_.size() * width, kv::kNullBlock);
+  in.tableWidth = width;
+  in.tables.resize(groups);
+  for (int64_t g = 0; g < groups; ++g) {
+    in.tables[g].assign(running_.size() * width, kv::kNullBlock);
     for (size_t s = 0; s < running_.size(); ++s) {
       const std::vector<kv::BlockId> &table =
           kvCache_->blockTable(running_[s]->seq, g);
-      std::copy(table.begin(), table.end(),
-                in.tables[kind].begin() + s * width);
+      std::copy(table.begin(), table.end(), in.tables[g].begin() + s * width);
     }
   }
 }

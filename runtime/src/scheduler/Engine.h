@@ -242,9 +242,6 @@ private:
   const Manifest &manifest_;
   EngineOptions options_;
   std::unique_ptr<kv::KVCacheManager> kvCache_;
-  /// KVGroupIndex of each manager group (the manager only has the groups
-  /// the model has layers in).
-  std::vector<KVGroupIndex> groupKinds_;
   std::vector<int64_t> bytesPerBlock_;
   kv::SeqId nextSeqId_ = 0;
   Ticket nextTicket_ = 1;

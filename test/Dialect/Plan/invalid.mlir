@@ -22,6 +22,24 @@ module {
 
 module {
   plan.step {
+    // expected-error @+1 {{the KV inputs (kv_tables, kv_pool) and only they name a group (>= 0); found kv_pool without one}}
+    plan.launch @k::@f <embedding> grid(<tokens>, 1) block(32) [#plan.input<kv_pool>]
+  }
+}
+
+// -----
+
+module {
+  plan.step {
+    // expected-error @+1 {{the KV inputs (kv_tables, kv_pool) and only they name a group (>= 0); found ids with group 1}}
+    plan.launch @k::@f <embedding> grid(<tokens>, 1) block(32) [#plan.input<ids, group = 1>]
+  }
+}
+
+// -----
+
+module {
+  plan.step {
     plan.buffer @b0 : 8 x f32, rows <tokens>
     // expected-error @+1 {{names no buffer of the step: @b1}}
     plan.launch @k::@f <embedding> grid(<tokens>, 1) block(32) [#plan.view<@b1>]

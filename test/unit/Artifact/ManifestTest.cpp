@@ -26,12 +26,16 @@ Manifest manifestFor(const std::string &config, const std::string &precision,
   return m;
 }
 
+// Groups are ordered by window, the full layers' (window 0) first.
+constexpr size_t kFull = 0, kSliding = 1;
+
 TEST(ManifestTest, KVBytesPerBlockOfTinyModel) {
   // 8 layers (S S S F S S S F), 2 KV heads of 32, f32.
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
-  EXPECT_EQ(kvBytesPerBlock(m, kFullGroup, 16), 2 * 2 * 16 * 2 * 32 * 4);
-  EXPECT_EQ(kvBytesPerBlock(m, kSlidingGroup, 16), 6 * 2 * 16 * 2 * 32 * 4);
-  EXPECT_EQ(kvBytesPerBlock(m, kFullGroup, 1), 2 * 2 * 1 * 2 * 32 * 4);
+  EXPECT_EQ(kvBytesPerBlock(m, kFull, 16), 2 * 2 * 16 * 2 * 32 * 4);
+  EXPECT_EQ(kvBytesPerBlock(m, kSliding, 16), 6 * 2 * 16 * 2 * 32 * 4);
+  EXPECT_EQ(kvBytesPerBlock(m, kFull, 1), 2 * 2 * 1 * 2 * 32 * 4);
+  EXPECT_EQ(kvBytesPerBlockOfAllGroups(m, 16), 8 * 2 * 16 * 2 * 32 * 4);
 }
 
 TEST(ManifestTest, KVBytesPerBlockFollowsPrecision) {
@@ -39,20 +43,32 @@ TEST(ManifestTest, KVBytesPerBlockFollowsPrecision) {
   // cuda (in bf16 and fp8-rowwise alike: FP8 is for the linear weights).
   for (const char *precision : {"bf16", "fp8-rowwise"}) {
     Manifest m = manifestFor("configs/command-r7b.config.json", precision, "cuda");
-    EXPECT_EQ(kvBytesPerBlock(m, kFullGroup, 16), 8 * 2 * 16 * 8 * 128 * 2);
-    EXPECT_EQ(kvBytesPerBlock(m, kSlidingGroup, 16), 24 * 2 * 16 * 8 * 128 * 2);
+    EXPECT_EQ(kvBytesPerBlock(m, kFull, 16), 8 * 2 * 16 * 8 * 128 * 2);
+    EXPECT_EQ(kvBytesPerBlock(m, kSliding, 16), 24 * 2 * 16 * 8 * 128 * 2);
   }
   // The host keeps its KV cache in f32 for fp8-rowwise.
   Manifest host = manifestFor("configs/command-r7b.config.json", "fp8-rowwise");
-  EXPECT_EQ(kvBytesPerBlock(host, kFullGroup, 16), 8 * 2 * 16 * 8 * 128 * 4);
+  EXPECT_EQ(kvBytesPerBlock(host, kFull, 16), 8 * 2 * 16 * 8 * 128 * 4);
 }
 
-TEST(ManifestTest, KVBytesPerBlockOfEmptyGroupIsZero) {
+// One group per distinct window: a model of sliding layers alone has one.
+TEST(ManifestTest, KVGroupsAreTheDistinctWindows) {
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
   m.config.layerKinds.assign(m.config.numLayers, LayerKind::Sliding);
   m.kvGroups = kvGroupsFor(m.config);
-  EXPECT_EQ(kvBytesPerBlock(m, kFullGroup, 16), 0);
-  EXPECT_EQ(kvBytesPerBlock(m, kSlidingGroup, 16), 8 * 2 * 16 * 2 * 32 * 4);
+  ASSERT_EQ(m.kvGroups.size(), 1u);
+  EXPECT_EQ(m.kvGroups[0].window, 8);
+  EXPECT_EQ(kvBytesPerBlock(m, 0, 16), 8 * 2 * 16 * 2 * 32 * 4);
+  std::vector<KVGroup> groups = kvGroupsOfWindows({16, 0, 4, 16, 4, 0});
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0].window, 0);
+  EXPECT_EQ(groups[0].layers, (std::vector<int64_t>{1, 5}));
+  EXPECT_EQ(groups[1].window, 4);
+  EXPECT_EQ(groups[1].layers, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(groups[2].window, 16);
+  EXPECT_EQ(groups[2].layers, (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(groups[0].name(), "full");
+  EXPECT_EQ(groups[2].name(), "sliding16");
 }
 
 TEST(ManifestTest, WeightsIdRoundTrips) {
@@ -85,26 +101,33 @@ TEST(ManifestTest, KVGroupsRoundTripAndAgreeWithTheConfig) {
   StatusOr<Manifest> parsed = Manifest::parse(m.toJson(), "tiny.so");
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   ASSERT_EQ(parsed->kvGroups.size(), 2u);
-  EXPECT_EQ(parsed->kvGroups[kSlidingGroup].window, 8);
-  EXPECT_EQ(parsed->kvGroups[kSlidingGroup].layers, (std::vector<int64_t>{0, 1, 2, 4, 5, 6}));
-  EXPECT_EQ(parsed->kvGroups[kFullGroup].layers, (std::vector<int64_t>{3, 7}));
+  EXPECT_EQ(parsed->kvGroups[kSliding].window, 8);
+  EXPECT_EQ(parsed->kvGroups[kSliding].layers, (std::vector<int64_t>{0, 1, 2, 4, 5, 6}));
+  EXPECT_EQ(parsed->kvGroups[kFull].layers, (std::vector<int64_t>{3, 7}));
   Manifest wrongWindow = m;
-  wrongWindow.kvGroups[kSlidingGroup].window = 16;
+  wrongWindow.kvGroups[kSliding].window = 16;
   StatusOr<Manifest> refused = Manifest::parse(wrongWindow.toJson(), "tiny.so");
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().message(),
-            "tiny.so: manifest kv_groups entry {\"layers\":[0,1,2,4,5,6],\"name\":\"sliding\","
-            "\"window\":16} disagrees with the config (sliding window 8, 6 layers)");
+            "tiny.so: manifest kv_groups [{\"layers\":[3,7],\"window\":0},{\"layers\":"
+            "[0,1,2,4,5,6],\"window\":16}] disagree with the config's groups: full (2 "
+            "layers), sliding8 (6 layers)");
   Manifest oneGroup = m;
   oneGroup.kvGroups.pop_back();
   refused = Manifest::parse(oneGroup.toJson(), "tiny.so");
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().message(),
-            "tiny.so: manifest kv_groups must be an array of the full and the sliding group");
+  EXPECT_NE(refused.status().message().find("disagree with the config's groups"),
+            std::string::npos)
+      << refused.status().message();
+  Manifest noLayers = m;
+  noLayers.kvGroups[kFull].layers.clear();
+  refused = Manifest::parse(noLayers.toJson(), "tiny.so");
+  ASSERT_FALSE(refused.ok());
 }
 
 TEST(ManifestTest, RejectsAnOlderFormatVersion) {
-  // Version 7 plans named no weight-fill kernels; version 6 kernel steps
+  // Version 9 had exactly two KV groups, the full and the sliding one;
+  // version 7 plans named no weight-fill kernels; version 6 kernel steps
   // carried no spec; version 5 plans had one stream;
   // version 4 kernels did not wait for the
   // launch before them, so launching them early would race; version 3 plans
@@ -112,13 +135,13 @@ TEST(ManifestTest, RejectsAnOlderFormatVersion) {
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
   m.weights = WeightLayout::forModel(m.config, DType::F32);
   std::string text = m.toJson();
-  size_t at = text.find("\"format_version\":9");
+  size_t at = text.find("\"format_version\":10");
   ASSERT_NE(at, std::string::npos) << text;
-  text.replace(at, 18, "\"format_version\":8");
+  text.replace(at, 19, "\"format_version\":9");
   StatusOr<Manifest> parsed = Manifest::parse(text, "old.so");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().message(),
-            "old.so: manifest format_version must be 9 (compiled by another "
+            "old.so: manifest format_version must be 10 (compiled by another "
             "version of cohere2c-compile: compile the model again)");
 }
 
@@ -166,7 +189,7 @@ TEST(LaunchPlanTest, RejectsUnknownParameters) {
     s.replace(s.find("ARG"), 3, arg);
     return s;
   };
-  std::string tokensArg = R"({"kind":"param","name":"tokens","value":0,"column":0,"width":0})";
+  std::string tokensArg = R"({"kind":"param","name":"tokens","value":0,"group":0,"column":0,"width":0})";
   EXPECT_TRUE(parse(with("prefill_tiles", tokensArg)).ok());
   EXPECT_TRUE(parse(with("decode_tokens", tokensArg)).ok());
   StatusOr<LaunchPlan> grid = parse(with("lines", tokensArg));
@@ -174,11 +197,11 @@ TEST(LaunchPlanTest, RejectsUnknownParameters) {
   EXPECT_NE(grid.status().message().find("malformed launch plan: grid_x \"lines\""),
             std::string::npos)
       << grid.status().message();
-  std::string badArg = R"({"kind":"param","name":"depth","value":0,"column":0,"width":0})";
+  std::string badArg = R"({"kind":"param","name":"depth","value":0,"group":0,"column":0,"width":0})";
   StatusOr<LaunchPlan> arg = parse(with("tokens", badArg));
   ASSERT_FALSE(arg.ok());
   EXPECT_NE(arg.status().message().find("malformed launch plan: parameter"), std::string::npos);
-  std::string badInput = R"({"kind":"input","name":"pool","value":0,"column":0,"width":0})";
+  std::string badInput = R"({"kind":"input","name":"pool","value":0,"group":0,"column":0,"width":0})";
   StatusOr<LaunchPlan> input = parse(with("tokens", badInput));
   ASSERT_FALSE(input.ok());
   EXPECT_EQ(input.status().message(),
@@ -207,13 +230,14 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
             steps + "]}",
         "x.so");
     EXPECT_TRUE(p.ok()) << p.status().message();
-    Status s = p->check(m.weights, "x.so");
+    Status s = p->check(m.weights, (int64_t)m.kvGroups.size(), "x.so");
     return s.ok() ? std::string("ok") : s.message();
   };
   auto arg = [](const std::string &kind, const std::string &name, int column = 0,
-                int width = 0) {
-    return R"({"kind":")" + kind + R"(","name":")" + name + R"(","value":0,"column":)" +
-           std::to_string(column) + R"(,"width":)" + std::to_string(width) + "}";
+                int width = 0, int group = 0) {
+    return R"({"kind":")" + kind + R"(","name":")" + name + R"(","value":0,"group":)" +
+           std::to_string(group) + R"(,"column":)" + std::to_string(column) +
+           R"(,"width":)" + std::to_string(width) + "}";
   };
   auto kernel = [](const std::string &args, int gridY = 1, int block = 32,
                    const std::string &spec = kEmbeddingSpec) {
@@ -282,6 +306,21 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
   EXPECT_EQ(plan(fork + "," + sideColumns + "," + kernel(arg("input", "positions")) + "," + join),
             "x.so: launch plan: between a fork and its join, both streams use positions (k on "
             "the main stream)");
+  // A KV input names one of the manifest's groups; no other input names one.
+  EXPECT_EQ(plan(kernel(arg("input", "kv_pool", 0, 0, 1))), "ok");
+  EXPECT_EQ(plan(kernel(arg("input", "kv_tables", 0, 0, 2))),
+            "x.so: launch plan: input kv_tables names KV group 2 of 2");
+  EXPECT_EQ(plan(kernel(arg("input", "positions", 0, 0, 1))),
+            "x.so: launch plan: input positions names KV group 1 (it has none)");
+  // The same group's tables on both streams race; two groups' do not.
+  std::string sideTables = kernel(arg("input", "kv_tables", 0, 0, 1));
+  sideTables.replace(sideTables.find(R"("kernel":)"), 0, R"("side":true,)");
+  EXPECT_EQ(plan(fork + "," + sideTables + "," + kernel(arg("input", "kv_tables")) + "," + join),
+            "ok");
+  EXPECT_EQ(plan(fork + "," + sideTables + "," + kernel(arg("input", "kv_tables", 0, 0, 1)) +
+                 "," + join),
+            "x.so: launch plan: between a fork and its join, both streams use kv_tables of KV "
+            "group 1 (k on the main stream)");
   EXPECT_NE(plan(gemm(1 << 30, "h")).find("reaches past the weights"), std::string::npos);
   EXPECT_EQ(plan(gemm(m.config.vocabSize, "b0")),
             "x.so: launch plan: the GEMM of model.embed_tokens.weight: its input a must be a "
@@ -292,18 +331,18 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
 // prefill_tiles its 16-token tiles when it has a prompt token;
 // gemv_token / gemm_tokens pick the linear layers' kernels.
 TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
-  auto decode = stepParams(/*tokens=*/4, /*generated=*/4, /*rows=*/4, 16, 2, 3, /*maxKeys=*/0,
+  auto decode = stepParams(/*tokens=*/4, /*generated=*/4, /*rows=*/4, 16, 3, /*maxKeys=*/0,
                            /*maxGeneratedKeys=*/40, /*greedyOnly=*/false);
   EXPECT_EQ(decode[StepParam::DecodeTokens], 4);
   EXPECT_EQ(decode[StepParam::PrefillTiles], 0);
-  auto prefill = stepParams(33, 0, 1, 16, 2, 3, /*maxKeys=*/4096 + 33, 0, false);
+  auto prefill = stepParams(33, 0, 1, 16, 3, /*maxKeys=*/4096 + 33, 0, false);
   EXPECT_EQ(prefill[StepParam::DecodeTokens], 0);
   EXPECT_EQ(prefill[StepParam::PrefillTiles], 3);
-  auto mixed = stepParams(17, 1, 2, 16, 2, 3, 40, 40, false);
+  auto mixed = stepParams(17, 1, 2, 16, 3, 40, 40, false);
   EXPECT_EQ(mixed[StepParam::DecodeTokens], 1);
   EXPECT_EQ(mixed[StepParam::PrefillTiles], 2);
   // One token: the matrix-vector kernels, not the GEMMs.
-  auto one = stepParams(1, 1, 1, 16, 2, 3, 0, 40, false);
+  auto one = stepParams(1, 1, 1, 16, 3, 0, 40, false);
   EXPECT_EQ(one[StepParam::GemvToken], 1);
   EXPECT_EQ(one[StepParam::GemmTokens], 0);
   EXPECT_EQ(mixed[StepParam::GemvToken], 0);
@@ -319,14 +358,14 @@ TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
   EXPECT_EQ(prefill[StepParam::PrefillPartials], 33 * 16);
   EXPECT_EQ(prefill[StepParam::PrefillMergeTokens], 33);
   // A fresh prompt of 128 tokens: 4 key tiles, too few to split.
-  auto fresh128 = stepParams(128, 0, 1, 16, 8, 8, 128, 0, false);
+  auto fresh128 = stepParams(128, 0, 1, 16, 8, 128, 0, false);
   EXPECT_EQ(fresh128[StepParam::PrefillSplits], 1);
   EXPECT_EQ(fresh128[StepParam::PrefillPartials], 0);
   EXPECT_EQ(fresh128[StepParam::PrefillMergeTokens], 0);
-  auto fresh512 = stepParams(512, 0, 1, 16, 32, 32, 512, 0, false);
+  auto fresh512 = stepParams(512, 0, 1, 16, 32, 512, 0, false);
   EXPECT_EQ(fresh512[StepParam::PrefillSplits], 2); // 16 key tiles
   EXPECT_EQ(fresh512[StepParam::PrefillBlocks], 64);
-  auto fresh2048 = stepParams(2048, 0, 1, 16, 128, 128, 2048, 0, false);
+  auto fresh2048 = stepParams(2048, 0, 1, 16, 128, 2048, 0, false);
   EXPECT_EQ(fresh2048[StepParam::PrefillSplits], 1); // 128 tiles
   EXPECT_EQ(fresh2048[StepParam::PrefillBlocks], 128);
   // Key splits of a split kernel: splitTokens / tokens of them, a power of
@@ -343,7 +382,7 @@ TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
   EXPECT_EQ(splitsFor(64, 8064, 256), 4);
   EXPECT_EQ(splitsFor(256, 8064, 256), 1);
   EXPECT_EQ(splitsFor(0, 0, 256), 1);
-  auto long1 = stepParams(1, 1, 1, 16, 64, 64, 0, /*maxGeneratedKeys=*/1000, false);
+  auto long1 = stepParams(1, 1, 1, 16, 64, 0, /*maxGeneratedKeys=*/1000, false);
   EXPECT_EQ(long1[StepParam::DecodeSplits], 32);
   EXPECT_EQ(long1[StepParam::DecodeSplitBlocks], 32);
   EXPECT_EQ(long1[StepParam::DecodeMergeTokens], 1);
@@ -356,13 +395,13 @@ TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
   EXPECT_EQ(prefill[StepParam::TokenSplitBlocks], 66);
   // Greedy tokens on the GPU: a block per logits row, only when asked.
   EXPECT_EQ(decode[StepParam::GreedyRows], 0);
-  EXPECT_EQ(stepParams(4, 4, 4, 16, 2, 3, 0, 40, /*greedyOnly=*/true)[StepParam::GreedyRows], 4);
+  EXPECT_EQ(stepParams(4, 4, 4, 16, 3, 0, 40, /*greedyOnly=*/true)[StepParam::GreedyRows], 4);
   EXPECT_TRUE(isDecodeStep(4, 4, 4, 4));
   EXPECT_FALSE(isDecodeStep(4, 3, 4, 4)); // a prompt token among them
   EXPECT_FALSE(isDecodeStep(4, 4, 4, 3)); // a token wanting no logits
   // The side stream in steps of at most kSideStreamMaxTokens tokens.
-  EXPECT_EQ(stepParams(kSideStreamMaxTokens, 0, 1, 16, 2, 3, 200, 0, false)[StepParam::SideStream], 1);
-  EXPECT_EQ(stepParams(kSideStreamMaxTokens + 1, 0, 1, 16, 2, 3, 200, 0, false)[StepParam::SideStream],
+  EXPECT_EQ(stepParams(kSideStreamMaxTokens, 0, 1, 16, 3, 200, 0, false)[StepParam::SideStream], 1);
+  EXPECT_EQ(stepParams(kSideStreamMaxTokens + 1, 0, 1, 16, 3, 200, 0, false)[StepParam::SideStream],
             0);
   EXPECT_EQ(decode[StepParam::SideStream], 1);
 }

@@ -251,7 +251,7 @@ TEST(CApiTest, ValidateAndLoadFollowTheEngine) {
   EXPECT_EQ(blocks(0).used_blocks + blocks(1).used_blocks, 0);
   EXPECT_STREQ(blocks(0).name == std::string("full") ? blocks(1).name
                                                      : blocks(0).name,
-               "sliding");
+               "sliding8");
   cohere2c_request_release(first);
   cohere2c_request_release(second);
 }

@@ -178,7 +178,7 @@ std::pair<int64_t, int64_t> compareLongRequestWithHostTarget(int64_t length, int
   options.numBlocks = numBlocks;
   options.prefillChunk = prefillChunk;
   options.ignoreEos = true;
-  auto executor = HostExecutor::create(*host->artifact, *host->weights, {numBlocks, numBlocks},
+  auto executor = HostExecutor::create(*host->artifact, *host->weights, numBlocks,
                                        blockSize);
   EXPECT_TRUE(executor.ok()) << executor.status().message();
   if (!executor.ok())

@@ -146,11 +146,9 @@ std::string requestText(const Request &r) {
 std::string Mix::describe() const {
   std::ostringstream out;
   const ModelConfig &c = manifest.config;
-  out << "mix of seed " << seed << ": layers";
-  if (!manifest.kvGroups[kFullGroup].layers.empty())
-    out << " full";
-  if (!manifest.kvGroups[kSlidingGroup].layers.empty())
-    out << " sliding (W=" << c.slidingWindow << ")";
+  out << "mix of seed " << seed << ": KV groups";
+  for (const KVGroup &group : manifest.kvGroups)
+    out << " " << group.name() << " (" << group.layers.size() << " layers)";
   std::vector<int32_t> eos(options.eosTokenIds->begin(),
                            options.eosTokenIds->end());
   out << ", vocab " << c.vocabSize << ", B=" << options.blockSize << ", "
@@ -253,24 +251,34 @@ private:
   bool chance(double p) { return std::bernoulli_distribution(p)(rng); }
 
   // Cohere2's pattern (three sliding layers, then a full one), full layers
-  // alone, or sliding layers alone (which the hash model needs W >= 2 for).
+  // alone, sliding layers alone (which the hash model needs W >= 2 for), or
+  // Cohere2's pattern with a second, wider window on every other sliding
+  // layer: three KV groups, one per distinct window, as the attn dialect
+  // allows though no Cohere2 config names two windows.
   void pickShape(Manifest &m) {
-    const int64_t layout = uniform(0, 9);
+    const int64_t layout = uniform(0, 11);
+    const bool twoWindows = layout >= 10;
     ModelConfig &c = m.config;
     for (int64_t i = 0; i < c.numLayers; ++i)
-      c.layerKinds[i] =
-          layout < 6   ? (i % 4 == 3 ? LayerKind::Full : LayerKind::Sliding)
-          : layout < 8 ? LayerKind::Full
-                       : LayerKind::Sliding;
-    c.slidingWindow = uniform(layout >= 8 ? 2 : 1, 8);
+      c.layerKinds[i] = layout < 6 || twoWindows
+                            ? (i % 4 == 3 ? LayerKind::Full : LayerKind::Sliding)
+                        : layout < 8 ? LayerKind::Full
+                                     : LayerKind::Sliding;
+    c.slidingWindow = uniform(layout == 8 || layout == 9 ? 2 : 1, 8);
     c.vocabSize = chance(0.5) ? 16 : 64;
-    m.kvGroups = kvGroupsFor(c);
+    const int64_t wider = c.slidingWindow + uniform(1, 8);
+    std::vector<int64_t> windows;
+    for (int64_t i = 0; i < c.numLayers; ++i)
+      windows.push_back(c.layerKinds[i] == LayerKind::Full ? 0
+                        : twoWindows && i % 2             ? wider
+                                                          : c.slidingWindow);
+    m.kvGroups = kvGroupsOfWindows(windows);
   }
 
   void pickOptions(Mix &mix) {
     EngineOptions &o = mix.options;
     const ModelConfig &c = mix.manifest.config;
-    const bool sliding = !mix.manifest.kvGroups[kSlidingGroup].layers.empty();
+    const bool sliding = mix.manifest.kvGroups.back().window > 0;
     o.blockSize = uniform(1, (sliding ? c.slidingWindow : uniform(1, 8)) + 1);
     o.maxBatch = uniform(1, 8);
     o.prefillChunk = chance(0.5) ? 0 : uniform(1, 12);
@@ -452,7 +460,7 @@ public:
       return ran;
     return real->run(input, output);
   }
-  std::array<int64_t, kNumKVGroups> bytesPerBlock() const override {
+  std::vector<int64_t> bytesPerBlock() const override {
     return real ? real->bytesPerBlock() : hash->bytesPerBlock();
   }
 
@@ -504,11 +512,8 @@ private:
 
   const kv::KVCacheManager &cache() const { return engine->kvCache(); }
   int64_t blockSize() const { return mix.options.blockSize; }
-  int64_t firstVisibleBlock(KVGroupIndex kind, int64_t position) const {
-    return kind == kFullGroup
-               ? 0
-               : std::max<int64_t>(0, position - model.window() + 1) /
-                     blockSize();
+  int64_t firstVisibleBlock(int64_t group, int64_t position) const {
+    return model.firstKey(group, position) / blockSize();
   }
   int64_t maxChunk(const Request &r) const {
     const EngineOptions &o = mix.options;
@@ -543,10 +548,10 @@ private:
   void checkAccounting();
   void checkTables(const Tracked &r, int64_t group,
                    std::vector<int64_t> &holders);
-  void checkHeldBlock(KVGroupIndex kind, int32_t block, const Tracked &r,
+  void checkHeldBlock(int64_t group, int32_t block, const Tracked &r,
                       int64_t k);
   void checkPool(int64_t group, const std::vector<int64_t> &holders);
-  void checkCachedBlock(KVGroupIndex kind, int32_t block);
+  void checkCachedBlock(int64_t group, int32_t block);
   void snapshotCache();
 
   void checkOutputs();
@@ -562,8 +567,6 @@ private:
   CheckedExecutor checked;
   std::unique_ptr<Engine> engine;
   RunCallbacks callbacks;
-  /// The KV groups the engine's cache has, in its order.
-  std::vector<KVGroupIndex> kinds;
 
   std::vector<Tracked> tracked;
   std::map<Ticket, size_t> byTicket;
@@ -578,7 +581,7 @@ private:
   /// tokens -> that request and the block's end.
   std::unordered_map<uint64_t, std::pair<size_t, int64_t>> blockOwners;
   /// Per group, the keys ending the cached blocks after the last step.
-  std::array<std::set<uint64_t>, kNumKVGroups> cachedKeys;
+  std::vector<std::set<uint64_t>> cachedKeys;
   MixStats counts;
 };
 
@@ -586,9 +589,8 @@ private:
 
 void MixRun::start() {
   const EngineOptions &o = mix.options;
-  hash = std::make_unique<HashModelExecutor>(
-      mix.manifest, o.blockSize,
-      std::array<int64_t, kNumKVGroups>{o.numBlocks, o.numBlocks});
+  hash = std::make_unique<HashModelExecutor>(mix.manifest, o.blockSize,
+                                             o.numBlocks);
   checked.hash = hash.get();
   if (makeReal) {
     real = makeReal(o.blockSize, o.numBlocks);
@@ -600,10 +602,8 @@ void MixRun::start() {
       Engine::create(checked, mix.manifest, o);
   ASSERT_TRUE(made.ok()) << made.status().message();
   engine = std::move(*made);
-  for (KVGroupIndex kind : {kFullGroup, kSlidingGroup})
-    if (model.hasGroup(kind))
-      kinds.push_back(kind);
-  ASSERT_EQ(cache().numGroups(), (int64_t)kinds.size());
+  ASSERT_EQ(cache().numGroups(), model.numGroups());
+  cachedKeys.resize(model.numGroups());
   callbacks.onToken = [this](const RequestResult &r, int32_t token) {
     tokenReported(r, token);
   };
@@ -815,9 +815,9 @@ void MixRun::checkRow(const StepInput &in, const std::vector<int32_t> &row,
 
 void MixRun::checkTablesOfStep(const StepInput &in,
                                const std::vector<Tracked *> &rows) {
-  for (size_t gi = 0; gi < kinds.size(); ++gi) {
-    const KVGroupIndex kind = kinds[gi];
-    const int64_t width = in.tableWidth[kind];
+  for (int64_t gi = 0; gi < model.numGroups(); ++gi) {
+    const int64_t kind = gi;
+    const int64_t width = in.tableWidth;
     for (size_t s = 0; s < rows.size(); ++s) {
       const std::vector<kv::BlockId> &table =
           cache().blockTable(rows[s]->seq, gi);
@@ -876,7 +876,7 @@ int64_t MixRun::predictedReuse(const Tracked &r, int64_t cap) const {
     if (m * b > cap)
       continue;
     bool cached = true;
-    for (KVGroupIndex kind : kinds)
+    for (int64_t kind = 0; kind < model.numGroups(); ++kind)
       for (int64_t k = firstVisibleBlock(kind, m * b); k < m && cached; ++k)
         cached = cachedKeys[kind].count(r.keys[(k + 1) * b - 1]) != 0;
     if (cached)
@@ -939,7 +939,7 @@ void MixRun::checkRunning() {
 //===--- Block accounting (K2 - K5) ---------------------------------------===//
 
 void MixRun::checkAccounting() {
-  for (size_t gi = 0; gi < kinds.size(); ++gi) {
+  for (int64_t gi = 0; gi < model.numGroups(); ++gi) {
     std::vector<int64_t> holders(mix.options.numBlocks, 0);
     for (Ticket ticket : running)
       checkTables(at(ticket), gi, holders);
@@ -951,7 +951,7 @@ void MixRun::checkTables(const Tracked &r, int64_t gi,
                          std::vector<int64_t> &holders) {
   if (!cache().hasSequence(r.seq))
     return; // checkRunning reports it
-  const KVGroupIndex kind = kinds[gi];
+  const int64_t kind = gi;
   const std::vector<kv::BlockId> &table = cache().blockTable(r.seq, gi);
   const std::string who = r.spec->request.id + " group " + std::to_string(kind);
   EXPECT_EQ((int64_t)table.size(), ceilDiv(r.computed, blockSize())) << who;
@@ -972,7 +972,7 @@ std::string slotText(const HashModelExecutor::Slot &slot) {
 }
 
 // The KV of positions [kB, min((k+1)B, computed)) of r's own tokens.
-void MixRun::checkHeldBlock(KVGroupIndex kind, int32_t block, const Tracked &r,
+void MixRun::checkHeldBlock(int64_t kind, int32_t block, const Tracked &r,
                             int64_t k) {
   const int64_t b = blockSize();
   for (int64_t j = k * b; j < std::min((k + 1) * b, r.computed); ++j) {
@@ -990,7 +990,7 @@ void MixRun::checkHeldBlock(KVGroupIndex kind, int32_t block, const Tracked &r,
 
 void MixRun::checkPool(int64_t gi, const std::vector<int64_t> &holders) {
   const kv::BlockPool &pool = cache().pool(gi);
-  const KVGroupIndex kind = kinds[gi];
+  const int64_t kind = gi;
   int64_t used = 0, evictable = 0;
   for (int32_t block = 0; block < pool.numBlocks(); ++block) {
     EXPECT_EQ(pool.refCount(block), holders[block])
@@ -1011,7 +1011,7 @@ void MixRun::checkPool(int64_t gi, const std::vector<int64_t> &holders) {
 
 // A full block of consecutive positions whose keys continue one another and
 // end where some request's tokens end a block, with that request's keys.
-void MixRun::checkCachedBlock(KVGroupIndex kind, int32_t block) {
+void MixRun::checkCachedBlock(int64_t kind, int32_t block) {
   const int64_t b = blockSize();
   const HashModelExecutor::Slot &last = hash->slot(kind, block, b - 1);
   auto owner = blockOwners.find(last.chain);
@@ -1037,13 +1037,13 @@ void MixRun::checkCachedBlock(KVGroupIndex kind, int32_t block) {
 
 void MixRun::snapshotCache() {
   const int64_t b = blockSize();
-  for (size_t gi = 0; gi < kinds.size(); ++gi) {
+  for (int64_t gi = 0; gi < model.numGroups(); ++gi) {
     const kv::BlockPool &pool = cache().pool(gi);
     std::set<uint64_t> keys;
     for (int32_t block = 0; block < pool.numBlocks(); ++block)
       if (pool.isCached(block))
-        keys.insert(hash->slot(kinds[gi], block, b - 1).chain);
-    std::set<uint64_t> &before = cachedKeys[kinds[gi]];
+        keys.insert(hash->slot(gi, block, b - 1).chain);
+    std::set<uint64_t> &before = cachedKeys[gi];
     for (uint64_t key : before)
       counts.evictions += keys.count(key) == 0;
     before = std::move(keys);
@@ -1053,8 +1053,8 @@ void MixRun::snapshotCache() {
 //===--- Outputs (E1) -----------------------------------------------------===//
 
 void MixRun::checkOutputs() {
-  for (size_t gi = 0; gi < kinds.size(); ++gi)
-    EXPECT_EQ(cache().pool(gi).numUsedBlocks(), 0) << "group " << kinds[gi];
+  for (int64_t gi = 0; gi < model.numGroups(); ++gi)
+    EXPECT_EQ(cache().pool(gi).numUsedBlocks(), 0) << "group " << gi;
   for (const Tracked &r : tracked) {
     EXPECT_TRUE(r.state == State::Finished || r.state == State::Cancelled)
         << r.spec->request.id;
@@ -1129,9 +1129,7 @@ RequestResult MixRun::solo(const Request &r) {
   std::unique_ptr<Executor> executor =
       makeReal ? makeReal(options.blockSize, options.numBlocks)
                : std::make_unique<HashModelExecutor>(
-                     mix.manifest, options.blockSize,
-                     std::array<int64_t, kNumKVGroups>{options.numBlocks,
-                                                       options.numBlocks});
+                     mix.manifest, options.blockSize, options.numBlocks);
   StatusOr<std::unique_ptr<Engine>> e =
       Engine::create(*executor, mix.manifest, options);
   EXPECT_TRUE(e.ok()) << e.status().message();
@@ -1228,7 +1226,7 @@ TEST(EngineTinyModelTest, MixesEqualTheirSoloRuns) {
   ASSERT_TRUE(tiny->artifact && tiny->weights);
   ExecutorFactory makeReal = [&](int64_t blockSize, int64_t numBlocks) {
     auto made = HostExecutor::create(*tiny->artifact, *tiny->weights,
-                                     {numBlocks, numBlocks}, blockSize);
+                                     numBlocks, blockSize);
     EXPECT_TRUE(made.ok()) << made.status().message();
     return made.ok() ? std::unique_ptr<Executor>(std::move(*made)) : nullptr;
   };
@@ -1260,7 +1258,7 @@ TEST(EngineModelRegressionTest, CachedTokensCountTheAdmissionThatComputes) {
   options.prefillChunk = 4;
   options.maxBatch = 2;
   options.ignoreEos = true;
-  HashModelExecutor hash(m, options.blockSize, {5, 5});
+  HashModelExecutor hash(m, options.blockSize, 5);
   std::vector<StepInput> steps;
   CheckedExecutor recorder;
   recorder.hash = &hash;

@@ -29,7 +29,7 @@ struct StepRecorder : Executor {
     steps.push_back(input);
     return inner->run(input, output);
   }
-  std::array<int64_t, kNumKVGroups> bytesPerBlock() const override {
+  std::vector<int64_t> bytesPerBlock() const override {
     return inner->bytesPerBlock();
   }
 };
@@ -52,8 +52,7 @@ protected:
     options.maxStepTokens = maxStepTokens;
     options.ignoreEos = true;
     auto created = HostExecutor::create(*model->artifact, *model->weights,
-                                        {options.numBlocks, options.numBlocks},
-                                        options.blockSize);
+                                        options.numBlocks, options.blockSize);
     EXPECT_TRUE(created.ok()) << created.status().message();
     executors.push_back(std::move(*created));
     Executor *stepper = executors.back().get();
@@ -155,7 +154,7 @@ TEST_F(EngineStepTest, RefusesAStepTokenBudgetBelowTheBatch) {
   options.maxBatch = 4;
   options.maxStepTokens = 3;
   options.numBlocks = 16;
-  auto executor = HostExecutor::create(*model->artifact, *model->weights, {16, 16}, 16);
+  auto executor = HostExecutor::create(*model->artifact, *model->weights, 16, 16);
   ASSERT_TRUE(executor.ok());
   auto e = Engine::create(**executor, model->artifact->manifest(), options);
   ASSERT_FALSE(e.ok());

@@ -66,9 +66,7 @@ public:
   Status run(const StepInput &, StepOutput &) override {
     return Status::error("not expected to run");
   }
-  std::array<int64_t, kNumKVGroups> bytesPerBlock() const override {
-    return {1, 1};
-  }
+  std::vector<int64_t> bytesPerBlock() const override { return {1, 1}; }
 };
 
 /// Validates `prompt` prompt tokens + `newTokens` on tiny-cohere2 (window 8;
@@ -125,7 +123,7 @@ TEST(EngineTest, ValidateBoundsSlidingGroupByWindowAndChunk) {
   EXPECT_EQ(validate(40, 60, options, /*allSliding=*/true), "");
   options.numBlocks = 13;
   EXPECT_EQ(validate(40, 60, options, /*allSliding=*/true),
-            "request r: needs up to 14 blocks of 4 tokens in the sliding KV "
+            "request r: needs up to 14 blocks of 4 tokens in the sliding8 KV "
             "group for window 8 + chunk 40 tokens and 2 partial blocks, but "
             "--kv-blocks is 13");
   // Prefill chunks of 4: ceil((8 + 4) / 4) + 2 = 5 blocks.
@@ -134,7 +132,7 @@ TEST(EngineTest, ValidateBoundsSlidingGroupByWindowAndChunk) {
   EXPECT_EQ(validate(40, 60, options, /*allSliding=*/true), "");
   options.numBlocks = 4;
   EXPECT_EQ(validate(40, 60, options, /*allSliding=*/true),
-            "request r: needs up to 5 blocks of 4 tokens in the sliding KV "
+            "request r: needs up to 5 blocks of 4 tokens in the sliding8 KV "
             "group for window 8 + chunk 4 tokens and 2 partial blocks, but "
             "--kv-blocks is 4");
   // A short request needs no more than its own positions: 3 + 2 - 1 = 4.
@@ -151,7 +149,7 @@ public:
     greedyTokensOnHost(in, 512, output);
     return Status::success();
   }
-  std::array<int64_t, kNumKVGroups> bytesPerBlock() const override { return {1, 1}; }
+  std::vector<int64_t> bytesPerBlock() const override { return {1, 1}; }
 
 private:
   int steps_ = 0;

@@ -18,18 +18,16 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-const char *groupName(KVGroupIndex group) {
-  return group == kFullGroup ? "full" : "sliding";
-}
+std::string groupName(int64_t group) { return "group " + std::to_string(group); }
 
 /// Where the slot of position p of row s lies in `group`'s pool; -1 with
 /// `error` set when the block table has no valid block there.
 int64_t slotIndex(const StepInput &input, int64_t blockSize, int64_t numBlocks,
-                  KVGroupIndex group, int64_t s, int64_t p, Status &error) {
+                  int64_t group, int64_t s, int64_t p, Status &error) {
   std::string where = std::string("hash model: sequence row ") +
                       std::to_string(s) + ", position " + std::to_string(p) +
-                      ", " + groupName(group) + " group: ";
-  int64_t k = p / blockSize, width = input.tableWidth[group];
+                      ", " + groupName(group) + ": ";
+  int64_t k = p / blockSize, width = input.tableWidth;
   if (k >= width) {
     error = Status::error(where + "logical block " + std::to_string(k) +
                           " is past the table width " + std::to_string(width));
@@ -47,10 +45,14 @@ int64_t slotIndex(const StepInput &input, int64_t blockSize, int64_t numBlocks,
 } // namespace
 
 HashModel::HashModel(const Manifest &manifest)
-    : slidingWindow(manifest.kvGroups[kSlidingGroup].window),
-      vocabSize(manifest.config.vocabSize) {
-  for (int g = 0; g < kNumKVGroups; ++g)
-    used[g] = !manifest.kvGroups[g].layers.empty();
+    : vocabSize(manifest.config.vocabSize) {
+  for (const KVGroup &group : manifest.kvGroups)
+    windows.push_back(group.window);
+}
+
+int64_t HashModel::widestGroup() const {
+  // Windows ascend with the group, a full group (0) first.
+  return windows.front() == 0 ? 0 : numGroups() - 1;
 }
 
 uint64_t HashModel::chain(uint64_t previous, int32_t token, int64_t position) {
@@ -65,13 +67,13 @@ std::vector<uint64_t> HashModel::chains(const std::vector<int32_t> &tokens) {
   return out;
 }
 
-int64_t HashModel::firstKey(KVGroupIndex group, int64_t position) const {
-  if (group == kFullGroup)
+int64_t HashModel::firstKey(int64_t group, int64_t position) const {
+  if (windows[group] == 0)
     return 0;
-  return std::max<int64_t>(0, position - slidingWindow + 1);
+  return std::max<int64_t>(0, position - windows[group] + 1);
 }
 
-uint64_t HashModel::fold(uint64_t hash, KVGroupIndex group, uint64_t key) {
+uint64_t HashModel::fold(uint64_t hash, int64_t group, uint64_t key) {
   return mix(hash ^ mix(key + (uint64_t)group));
 }
 
@@ -83,37 +85,29 @@ void HashModel::logits(uint64_t hash, float *row) const {
 void HashModel::logitsAt(const std::vector<uint64_t> &keys, int64_t p,
                          float *row) const {
   uint64_t hash = 0;
-  for (KVGroupIndex group : {kFullGroup, kSlidingGroup})
-    if (used[group])
-      for (int64_t j = firstKey(group, p); j <= p; ++j)
-        hash = fold(hash, group, keys[j]);
+  for (int64_t group = 0; group < numGroups(); ++group)
+    for (int64_t j = firstKey(group, p); j <= p; ++j)
+      hash = fold(hash, group, keys[j]);
   logits(hash, row);
 }
 
-HashModelExecutor::HashModelExecutor(
-    const Manifest &manifest, int64_t blockSize,
-    std::array<int64_t, kNumKVGroups> numBlocks)
+HashModelExecutor::HashModelExecutor(const Manifest &manifest,
+                                     int64_t blockSize, int64_t numBlocks)
     : hashModel(manifest), blockSize(blockSize),
-      limits(StepLimits::of(manifest, blockSize, numBlocks)) {
-  for (int g = 0; g < kNumKVGroups; ++g)
-    pools[g].resize(
-        hashModel.hasGroup((KVGroupIndex)g) ? numBlocks[g] * blockSize : 0);
-}
+      limits(StepLimits::of(manifest, blockSize, numBlocks)),
+      pools(hashModel.numGroups(), std::vector<Slot>(numBlocks * blockSize)) {}
 
-std::array<int64_t, kNumKVGroups> HashModelExecutor::bytesPerBlock() const {
-  std::array<int64_t, kNumKVGroups> bytes = {0, 0};
-  for (int g = 0; g < kNumKVGroups; ++g)
-    if (hashModel.hasGroup((KVGroupIndex)g))
-      bytes[g] = blockSize * (int64_t)sizeof(Slot);
-  return bytes;
+std::vector<int64_t> HashModelExecutor::bytesPerBlock() const {
+  return std::vector<int64_t>(hashModel.numGroups(),
+                              blockSize * (int64_t)sizeof(Slot));
 }
 
 const HashModelExecutor::Slot *HashModelExecutor::read(const StepInput &input,
-                                                       KVGroupIndex group,
+                                                       int64_t group,
                                                        int64_t s, int64_t p,
                                                        Status &error) const {
   int64_t index =
-      slotIndex(input, blockSize, limits.numBlocks[group], group, s, p, error);
+      slotIndex(input, blockSize, limits.numBlocks, group, s, p, error);
   if (index < 0)
     return nullptr;
   const Slot &slot = pools[group][index];
@@ -121,8 +115,8 @@ const HashModelExecutor::Slot *HashModelExecutor::read(const StepInput &input,
     return &slot;
   error = Status::error(
       std::string("hash model: sequence row ") + std::to_string(s) +
-      " reads position " + std::to_string(p) + " in the " + groupName(group) +
-      " group from block " + std::to_string(index / blockSize) + " slot " +
+      " reads position " + std::to_string(p) + " in " + groupName(group) +
+      " from block " + std::to_string(index / blockSize) + " slot " +
       std::to_string(index % blockSize) + ", which " +
       (slot.position < 0 ? std::string("was never written")
                          : "holds position " + std::to_string(slot.position)));
@@ -131,26 +125,22 @@ const HashModelExecutor::Slot *HashModelExecutor::read(const StepInput &input,
 
 Status HashModelExecutor::write(const StepInput &input, int64_t t) {
   const int64_t s = input.seqRows[t], p = input.positions[t];
-  // The previous position's KV, from the group that keeps it (a sliding
+  // The previous position's KV, from the group that keeps the most (a
   // window of at least 2 keeps it too).
   uint64_t previous = HashModel::kEmptyChain;
   if (p > 0) {
     Status error = Status::success();
-    KVGroupIndex from =
-        hashModel.hasGroup(kFullGroup) ? kFullGroup : kSlidingGroup;
-    const Slot *before = read(input, from, s, p - 1, error);
+    const Slot *before = read(input, hashModel.widestGroup(), s, p - 1, error);
     if (!before)
       return error;
     previous = before->chain;
   }
   Slot value{(int32_t)p, input.ids[t],
              HashModel::chain(previous, input.ids[t], p)};
-  for (KVGroupIndex group : {kFullGroup, kSlidingGroup}) {
-    if (!hashModel.hasGroup(group))
-      continue;
+  for (int64_t group = 0; group < hashModel.numGroups(); ++group) {
     Status error = Status::success();
-    int64_t index = slotIndex(input, blockSize, limits.numBlocks[group], group,
-                              s, p, error);
+    int64_t index =
+        slotIndex(input, blockSize, limits.numBlocks, group, s, p, error);
     if (index < 0)
       return error;
     pools[group][index] = value;
@@ -159,15 +149,14 @@ Status HashModelExecutor::write(const StepInput &input, int64_t t) {
 }
 
 Status HashModelExecutor::readGroup(const StepInput &input, int64_t t,
-                                    KVGroupIndex group, uint64_t &hash) const {
+                                    int64_t group, uint64_t &hash) const {
   const int64_t s = input.seqRows[t], p = input.positions[t];
   const int64_t first = hashModel.firstKey(group, p);
-  const bool crossCheck =
-      group == kSlidingGroup && hashModel.hasGroup(kFullGroup);
+  const int64_t widest = hashModel.widestGroup();
   auto bad = [&](int64_t j, const std::string &what) {
     return Status::error("hash model: sequence row " + std::to_string(s) +
                          ", query at " + std::to_string(p) + ", " +
-                         groupName(group) + " group, key " + std::to_string(j) +
+                         groupName(group) + ", key " + std::to_string(j) +
                          ": " + what);
   };
   const Slot *previous = nullptr;
@@ -185,12 +174,12 @@ Status HashModelExecutor::readGroup(const StepInput &input, int64_t t,
     if (j == p && slot->token != input.ids[t])
       return bad(j, "holds token " + std::to_string(slot->token) +
                         ", not the query's " + std::to_string(input.ids[t]));
-    if (crossCheck) {
-      const Slot *full = read(input, kFullGroup, s, j, error);
-      if (!full)
+    if (group != widest) {
+      const Slot *kept = read(input, widest, s, j, error);
+      if (!kept)
         return error;
-      if (full->chain != slot->chain)
-        return bad(j, "differs from the full group's key");
+      if (kept->chain != slot->chain)
+        return bad(j, "differs from the key of " + groupName(widest));
     }
     hash = HashModel::fold(hash, group, slot->chain);
     previous = slot;
@@ -201,8 +190,8 @@ Status HashModelExecutor::readGroup(const StepInput &input, int64_t t,
 Status HashModelExecutor::attend(const StepInput &input, int64_t t,
                                  bool wantLogits, uint64_t &hash) const {
   hash = 0;
-  for (KVGroupIndex group : {kFullGroup, kSlidingGroup}) {
-    if (!hashModel.hasGroup(group) || (group == kFullGroup && !wantLogits))
+  for (int64_t group = 0; group < hashModel.numGroups(); ++group) {
+    if (hashModel.window(group) == 0 && !wantLogits)
       continue;
     Status read = readGroup(input, t, group, hash);
     if (!read.ok())
@@ -212,10 +201,11 @@ Status HashModelExecutor::attend(const StepInput &input, int64_t t,
 }
 
 Status HashModelExecutor::run(const StepInput &input, StepOutput &output) {
-  if (!hashModel.hasGroup(kFullGroup) && hashModel.window() < 2)
+  int64_t widest = hashModel.window(hashModel.widestGroup());
+  if (widest != 0 && widest < 2)
     return Status::error("hash model: sliding layers alone need a window of "
                          "at least 2, found " +
-                         std::to_string(hashModel.window()));
+                         std::to_string(widest));
   Status checked = input.check(limits);
   if (!checked.ok())
     return checked;

@@ -3,15 +3,15 @@
 // A stand-in for a transformer in tests of the scheduler and the paged KV
 // cache: exact integer arithmetic instead of floating point, fast enough for
 // thousands of random request mixes, and as sensitive to the KV it reads as a
-// real model. The KV entry of position j (the same in both KV groups) is
+// real model. The KV entry of position j (the same in every KV group) is
 //
 //     chain(j) = mix(chain(j - 1), t_j, j),      chain(-1) = kEmptyChain,
 //
 // a function of every token up to j, as a transformer's K and V are (the
 // residual stream carries the whole prefix to every layer). The query at
-// position p reads, through its sequence's block tables, the keys it sees:
-// positions [0, p] of the full group and (p - W, p] of the sliding group
-// (window W); its logits are a hash of every key it read. So the tokens a
+// position p reads, through its sequence's block tables, the keys it sees in
+// each group: positions [0, p] of a full group, (p - W, p] of a group of
+// window W; its logits are a hash of every key it read. So the tokens a
 // request generates are an exact function of its true context, and a wrong
 // block table, a block released too early, a stale or evicted block, or a
 // block from another prefix gives other tokens (but for a chance of 1 in the
@@ -21,11 +21,12 @@
 // each holding the position, token and chain value written there, and
 // refuses a step (an error Status naming the sequence row, position, group,
 // block and slot) that reads a slot never written or holding another
-// position, whose chain does not continue the slot before it, whose sliding
-// and full groups disagree at a position, or that fails StepInput::check.
+// position, whose chain does not continue the slot before it, whose groups
+// disagree at a position, or that fails StepInput::check.
 //
-// A model of sliding layers alone with W = 1 is refused: each query would see
-// only its own key, so nothing would tie a key to the prefix before it.
+// A model of sliding layers alone whose widest window is 1 is refused: each
+// query would see only its own key, so nothing would tie a key to the prefix
+// before it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COHERE2C_TEST_HASHMODEL_H
@@ -33,7 +34,6 @@
 
 #include "Executor.h"
 
-#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -43,22 +43,26 @@ class HashModel {
 public:
   static constexpr uint64_t kEmptyChain = 0x243f6a8885a308d3ull;
 
-  /// The KV groups and window of `manifest`, its vocabulary.
+  /// The KV groups and their windows of `manifest`, its vocabulary.
   explicit HashModel(const Manifest &manifest);
 
   static uint64_t chain(uint64_t previous, int32_t token, int64_t position);
   /// chain(j) of every position of `tokens`.
   static std::vector<uint64_t> chains(const std::vector<int32_t> &tokens);
 
-  bool hasGroup(KVGroupIndex group) const { return used[group]; }
-  int64_t window() const { return slidingWindow; }
+  int64_t numGroups() const { return (int64_t)windows.size(); }
+  /// Group g's window (0: full).
+  int64_t window(int64_t group) const { return windows[group]; }
+  /// The group that keeps the most keys of a sequence: a full group, else
+  /// the widest window's.
+  int64_t widestGroup() const;
   int64_t vocab() const { return vocabSize; }
   /// The first key the query at `position` reads in `group`.
-  int64_t firstKey(KVGroupIndex group, int64_t position) const;
+  int64_t firstKey(int64_t group, int64_t position) const;
 
-  /// The logits of a query, as the keys it reads are folded in: the full
-  /// group's positions in order, then the sliding group's.
-  static uint64_t fold(uint64_t hash, KVGroupIndex group, uint64_t key);
+  /// The logits of a query, as the keys it reads are folded in: each
+  /// group's positions in order, the groups in order.
+  static uint64_t fold(uint64_t hash, int64_t group, uint64_t key);
   /// `vocab()` logits in [0, 8), multiples of 1/512, from a fold's result.
   void logits(uint64_t hash, float *row) const;
   /// The logits of position p of a sequence whose chain values are `keys`
@@ -67,8 +71,7 @@ public:
   void logitsAt(const std::vector<uint64_t> &keys, int64_t p, float *row) const;
 
 private:
-  std::array<bool, kNumKVGroups> used = {false, false};
-  int64_t slidingWindow = 0;
+  std::vector<int64_t> windows;
   int64_t vocabSize = 0;
 };
 
@@ -81,40 +84,40 @@ public:
     uint64_t chain = 0;
   };
 
-  /// `numBlocks[g]` blocks of `blockSize` tokens per KV group of `manifest`.
+  /// `numBlocks` blocks of `blockSize` tokens per KV group of `manifest`.
   HashModelExecutor(const Manifest &manifest, int64_t blockSize,
-                    std::array<int64_t, kNumKVGroups> numBlocks);
+                    int64_t numBlocks);
 
   /// Writes the chain value of every token of the step at its slot, in step
-  /// order, then reads for every token the sliding group's keys and, for
-  /// the rows whose logits are wanted, the full group's too (a full block
-  /// table is never cut, so the last row of a sequence reads every key the
-  /// rows before it read). Errors: see the file comment.
+  /// order, then reads for every token the keys of the groups with a window
+  /// and, for the rows whose logits are wanted, the full group's too (a
+  /// full block table is never cut, so the last row of a sequence reads
+  /// every key the rows before it read). Errors: see the file comment.
   Status run(const StepInput &input, StepOutput &output) override;
-  std::array<int64_t, kNumKVGroups> bytesPerBlock() const override;
+  std::vector<int64_t> bytesPerBlock() const override;
 
   const HashModel &model() const { return hashModel; }
-  const Slot &slot(KVGroupIndex group, int32_t block, int64_t offset) const {
+  const Slot &slot(int64_t group, int32_t block, int64_t offset) const {
     return pools[group][block * blockSize + offset];
   }
 
 private:
   /// The slot of position p of sequence row s in `group`, checked to hold
   /// p; null with `error` set otherwise.
-  const Slot *read(const StepInput &input, KVGroupIndex group, int64_t s,
+  const Slot *read(const StepInput &input, int64_t group, int64_t s,
                    int64_t p, Status &error) const;
   Status write(const StepInput &input, int64_t t);
-  /// Reads the keys of token t (all groups when `wantLogits`, else the
-  /// sliding group) and returns their fold in `hash`.
+  /// Reads the keys of token t (all groups when `wantLogits`, else those
+  /// with a window) and returns their fold in `hash`.
   Status attend(const StepInput &input, int64_t t, bool wantLogits,
                 uint64_t &hash) const;
-  Status readGroup(const StepInput &input, int64_t t, KVGroupIndex group,
+  Status readGroup(const StepInput &input, int64_t t, int64_t group,
                    uint64_t &hash) const;
 
   HashModel hashModel;
   int64_t blockSize;
   StepLimits limits;
-  std::array<std::vector<Slot>, kNumKVGroups> pools;
+  std::vector<std::vector<Slot>> pools; // per KV group
 };
 
 } // namespace cohere2c::test

@@ -42,8 +42,7 @@ TEST_P(HostEndToEndTest, MatchesFloat64Reference) {
   options.prefillChunk = GetParam().prefillChunk;
   options.ignoreEos = true;
   auto executor = HostExecutor::create(*model->artifact, *model->weights,
-                                       {options.numBlocks, options.numBlocks},
-                                       options.blockSize);
+                                       options.numBlocks, options.blockSize);
   ASSERT_TRUE(executor.ok()) << executor.status().message();
 
   for (const auto &[name, prompt] : model->prompts) {

@@ -67,15 +67,17 @@ void PlanInterpreter::Ref::set(int64_t i, float v) const {
 PlanInterpreter::PlanInterpreter(const Manifest &manifest, const WeightBuffer &weights,
                                  int64_t numBlocks, int64_t blockSize)
     : manifest_(manifest), weights_(weights), blockSize_(blockSize),
-      limits_(StepLimits::of(manifest, blockSize, {numBlocks, numBlocks})) {
+      limits_(StepLimits::of(manifest, blockSize, numBlocks)) {
   activations_ = Precision::forTarget(manifest.precision, manifest.target)->activations;
-  for (int g = 0; g < kNumKVGroups; ++g)
-    pools_[g].assign(numBlocks * bytesPerBlock()[g], 0);
+  for (int64_t bytes : bytesPerBlock())
+    pools_.emplace_back(numBlocks * bytes, 0);
 }
 
-std::array<int64_t, kNumKVGroups> PlanInterpreter::bytesPerBlock() const {
-  return {kvBytesPerBlock(manifest_, kFullGroup, blockSize_),
-          kvBytesPerBlock(manifest_, kSlidingGroup, blockSize_)};
+std::vector<int64_t> PlanInterpreter::bytesPerBlock() const {
+  std::vector<int64_t> bytes;
+  for (size_t g = 0; g < manifest_.kvGroups.size(); ++g)
+    bytes.push_back(kvBytesPerBlock(manifest_, g, blockSize_));
+  return bytes;
 }
 
 PlanInterpreter::Ref PlanInterpreter::arg(const PlanArg &a) {
@@ -104,15 +106,10 @@ PlanInterpreter::Ref PlanInterpreter::arg(const PlanArg &a) {
       return Ref{reinterpret_cast<char *>(const_cast<int32_t *>(v.data())), DType::F32, 0,
                  (int64_t)v.size(), name, &error_};
     };
-    auto pool = [&](KVGroupIndex g) {
-      return Ref{pools_[g].data(), activations_, 0,
-                 (int64_t)(pools_[g].size() / dtypeSize(activations_)), name, &error_};
-    };
     switch (a.input) {
-    case PlanInput::FullPool:
-      return pool(kFullGroup);
-    case PlanInput::SlidingPool:
-      return pool(kSlidingGroup);
+    case PlanInput::KVPool:
+      return {pools_[a.group].data(), activations_, 0,
+              (int64_t)(pools_[a.group].size() / dtypeSize(activations_)), name, &error_};
     case PlanInput::Logits:
       return {reinterpret_cast<char *>(logits_.data()), DType::F32, 0, (int64_t)logits_.size(),
               name, &error_};
@@ -126,10 +123,8 @@ PlanInterpreter::Ref PlanInterpreter::arg(const PlanArg &a) {
       return ints(input_->generated);
     case PlanInput::GeneratedRows:
       return ints(generatedRows_);
-    case PlanInput::FullTables:
-      return ints(input_->tables[kFullGroup]);
-    case PlanInput::SlidingTables:
-      return ints(input_->tables[kSlidingGroup]);
+    case PlanInput::KVTables:
+      return ints(input_->tables[a.group]);
     case PlanInput::LogitRows:
       return ints(input_->logitRows);
     case PlanInput::GreedyTokens:
@@ -367,9 +362,8 @@ Status PlanInterpreter::run(const StepInput &in, StepOutput &output) {
   if (Status s = in.check(limits_); !s.ok())
     return s;
   generatedRows_ = in.generatedRows();
-  params_ = stepParams(tokens, generatedRows_.size(), rows, blockSize_,
-                       in.tableWidth[kFullGroup], in.tableWidth[kSlidingGroup], in.maxKeys(false),
-                       in.maxKeys(true), in.greedyOnly);
+  params_ = stepParams(tokens, generatedRows_.size(), rows, blockSize_, in.tableWidth,
+                       in.maxKeys(false), in.maxKeys(true), in.greedyOnly);
   mostPrefillSplits_ = std::max(mostPrefillSplits_, params_[StepParam::PrefillSplits]);
   if (params_[StepParam::DecodeTokens])
     mostDecodeSplits_ = std::max(mostDecodeSplits_, params_[StepParam::DecodeSplits]);

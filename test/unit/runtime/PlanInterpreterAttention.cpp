@@ -119,9 +119,9 @@ struct PlanInterpreter::PagedPool {
 
 PlanInterpreter::PagedPool PlanInterpreter::poolOf(const PlanStep &step, size_t tables) {
   const auto &a = step.args;
-  KVGroupIndex g = a[tables + 1].input == PlanInput::FullPool ? kFullGroup : kSlidingGroup;
   return {arg(a[tables + 1]), arg(a[tables]),
-          (int64_t)manifest_.kvGroups[g].layers.size(), scalar(a[6]), scalar(a[7]),
+          (int64_t)manifest_.kvGroups[a[tables + 1].group].layers.size(), scalar(a[6]),
+          scalar(a[7]),
           scalar(a[8]), manifest_.config.numKVHeads, manifest_.config.headDim};
 }
 

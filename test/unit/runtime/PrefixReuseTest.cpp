@@ -30,8 +30,7 @@ protected:
 
   std::unique_ptr<Engine> engine(EngineOptions options) {
     auto created = HostExecutor::create(*model->artifact, *model->weights,
-                                        {options.numBlocks, options.numBlocks},
-                                        options.blockSize);
+                                        options.numBlocks, options.blockSize);
     EXPECT_TRUE(created.ok()) << created.status().message();
     executors.push_back(std::move(*created));
     options.ignoreEos = true;

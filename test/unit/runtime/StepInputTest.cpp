@@ -7,15 +7,14 @@
 namespace cohere2c {
 namespace {
 
-/// A vocabulary of 100, blocks of 4 tokens, both groups used, the sliding
-/// one with a window of 4, 8 blocks per pool.
+/// A vocabulary of 100, blocks of 4 tokens, a full group and a sliding one
+/// with a window of 4, 8 blocks per pool.
 StepLimits limits() {
   StepLimits l;
   l.vocab = 100;
   l.blockSize = 4;
-  l.used = {true, true};
   l.window = {0, 4};
-  l.numBlocks = {8, 8};
+  l.numBlocks = 8;
   return l;
 }
 
@@ -29,7 +28,7 @@ StepInput twoSequences() {
   in.seqRows = {0, 0, 1};
   in.generated = {0, 0, 1};
   in.numSeqs = 2;
-  in.tableWidth = {3, 3};
+  in.tableWidth = 3;
   in.tables = {std::vector<int32_t>{0, -1, -1, 1, 2, 3},
                std::vector<int32_t>{0, -1, -1, -1, 4, 5}};
   in.logitRows = {1, 2};
@@ -77,7 +76,7 @@ TEST(StepInputTest, RefusesInconsistentSteps) {
   StepInput past = twoSequences();
   past.positions[2] = 12; // block 3 of a 3-wide table
   EXPECT_EQ(message(past),
-            "step input: sequence row 1 sees block 3 of group 0, past its table width 3");
+            "step input: sequence row 1 sees block 3 of group 0, past the table width 3");
   StepInput freed = twoSequences();
   freed.positions[2] = 8; // the sliding window (keys 5-8) reaches the freed block 1
   freed.tables[1][4] = -1;
@@ -87,6 +86,9 @@ TEST(StepInputTest, RefusesInconsistentSteps) {
   outside.tables[0][5] = 8;
   EXPECT_EQ(message(outside), "step input: sequence row 1 sees block 2 of group 0, whose id 8 "
                               "is outside [0, 8)");
+  StepInput oneTable = twoSequences();
+  oneTable.tables.pop_back();
+  EXPECT_EQ(message(oneTable), "step input: 1 block tables for 2 KV groups");
 }
 
 } // namespace

@@ -22,8 +22,15 @@ def Plan_ParamAttr : Plan_Attr<"Param", "param"> {
 
 def Plan_InputAttr : Plan_Attr<"Input", "input"> {
   let summary = "A pointer the executor provides each step (ids, block tables, pools, logits)";
-  let parameters = (ins Plan_PlanInputParameter:$input);
-  let assemblyFormat = "`<` $input `>`";
+  let description = [{
+    `#plan.input<ids>`; the block tables and pool of a KV group name the
+    group, its index in the manifest's kv_groups (one per distinct window,
+    the full layers' first): `#plan.input<kv_tables, group = 1>`.
+  }];
+  let parameters = (ins Plan_PlanInputParameter:$input,
+                        OptionalParameter<"std::optional<int64_t>">:$group);
+  let assemblyFormat = "`<` $input (`,` `group` `=` $group^)? `>`";
+  let genVerifyDecl = 1;
 }
 
 def Plan_ViewAttr : Plan_Attr<"View", "view"> {
