@@ -55,7 +55,7 @@ enum class PlanInput : uint8_t {
   GreedyTokens,
 };
 inline constexpr int kNumPlanInputs = (int)PlanInput::GreedyTokens + 1;
-/// The name of an input in a plan's text ("ids", "full_tables", ...).
+/// The name of an input in a plan's text ("ids", "kv_tables", ...).
 std::string_view planInputName(PlanInput input);
 /// The input of that name, or none.
 std::optional<PlanInput> planInputNamed(std::string_view name);
