@@ -57,17 +57,11 @@ cohere2c_status_t needText(const cohere2c_text_t *text, const char *function) {
   return text ? nullptr : nullArgument(function, "text");
 }
 
-/// The chat object of `chatJson`, for ModelText's chat calls.
-StatusOr<nlohmann::ordered_json> parseChat(const char *chatJson) {
-  StatusOr<nlohmann::ordered_json> chat =
-      parseJson<nlohmann::ordered_json>(chatJson, "chat");
-  if (chat.ok() && !chat->is_object())
-    return Status::error("chat: not a JSON object");
-  return chat;
-}
-
-cohere2c_status_t needChat(const cohere2c_text_t *text, const char *function,
-                           const char *chatJson) {
+/// The checks of the chat calls (a text with a chat template, a chat), then
+/// `chatJson` parsed into `chat`: a JSON object, for ModelText's chat calls.
+cohere2c_status_t chatArgument(const cohere2c_text_t *text,
+                               const char *function, const char *chatJson,
+                               nlohmann::ordered_json &chat) {
   if (cohere2c_status_t s = needText(text, function))
     return s;
   if (!chatJson)
@@ -75,6 +69,14 @@ cohere2c_status_t needChat(const cohere2c_text_t *text, const char *function,
   if (!text->model->hasChatTemplate())
     return makeStatus(COHERE2C_STATUS_FAILED_PRECONDITION,
                       text->source + " carries no chat template");
+  StatusOr<nlohmann::ordered_json> parsed =
+      parseJson<nlohmann::ordered_json>(chatJson, "chat");
+  if (!parsed.ok())
+    return statusOf(parsed.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
+  if (!parsed->is_object())
+    return makeStatus(COHERE2C_STATUS_INVALID_ARGUMENT,
+                      "chat: not a JSON object");
+  chat = std::move(*parsed);
   return nullptr;
 }
 
@@ -149,15 +151,13 @@ cohere2c_status_t cohere2c_text_render_chat(const cohere2c_text_t *text,
                                             bool add_generation_prompt,
                                             char **out_utf8,
                                             size_t *out_length) {
-  if (cohere2c_status_t s =
-          needChat(text, "cohere2c_text_render_chat", chat_json))
-    return s;
   if (!out_utf8)
     return nullArgument("cohere2c_text_render_chat", "out_utf8");
-  auto chat = parseChat(chat_json);
-  if (!chat.ok())
-    return statusOf(chat.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
-  auto rendered = text->model->renderChat(*chat, add_generation_prompt);
+  nlohmann::ordered_json chat;
+  if (cohere2c_status_t s =
+          chatArgument(text, "cohere2c_text_render_chat", chat_json, chat))
+    return s;
+  auto rendered = text->model->renderChat(chat, add_generation_prompt);
   if (!rendered.ok())
     return statusOf(rendered.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
   copyOut(*rendered, out_utf8, out_length);
@@ -169,15 +169,13 @@ cohere2c_status_t cohere2c_text_encode_chat(const cohere2c_text_t *text,
                                             bool add_generation_prompt,
                                             int32_t **out_ids,
                                             size_t *out_count) {
-  if (cohere2c_status_t s =
-          needChat(text, "cohere2c_text_encode_chat", chat_json))
-    return s;
   if (!out_ids || !out_count)
     return nullArgument("cohere2c_text_encode_chat", "out_ids or out_count");
-  auto chat = parseChat(chat_json);
-  if (!chat.ok())
-    return statusOf(chat.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
-  auto ids = text->model->encodeChat(*chat, add_generation_prompt);
+  nlohmann::ordered_json chat;
+  if (cohere2c_status_t s =
+          chatArgument(text, "cohere2c_text_encode_chat", chat_json, chat))
+    return s;
+  auto ids = text->model->encodeChat(chat, add_generation_prompt);
   if (!ids.ok())
     return statusOf(ids.status(), COHERE2C_STATUS_INVALID_ARGUMENT);
   copyOut(*ids, out_ids, out_count);
