@@ -21,8 +21,8 @@ namespace {
 const char *kArgKinds[] = {"buffer", "weight", "input", "param", "int"};
 
 constexpr std::array<std::string_view, kNumPlanInputs> kPlanInputs = {
-    "ids",      "positions",  "seqs",   "generated",    "generated_rows",
-    "kv_tables", "kv_pool",   "logit_rows", "logits",   "greedy_tokens"};
+    "ids",       "positions", "seqs",       "generated", "generated_rows",
+    "kv_tables", "kv_pool",   "logit_rows", "logits",    "greedy_tokens"};
 
 /// The name an argument has in the plan's text (a KV input's group apart).
 std::string argName(const PlanArg &a) {
@@ -196,6 +196,7 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
         return bad("argument kind " + jsonExcerpt(field(a, "kind")));
       arg.kind = (PlanArg::Kind)kind;
       arg.value = field(a, "value");
+      arg.group = field(a, "group");
       arg.column = field(a, "column");
       arg.width = field(a, "width");
       std::string name = field(a, "name");
@@ -209,7 +210,6 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
         if (!input)
           return bad("argument names no step input: " + name);
         arg.input = *input;
-        arg.group = field(a, "group");
       } else {
         arg.name = name;
       }
@@ -283,6 +283,11 @@ Status LaunchPlan::check(const WeightLayout &weights, int64_t kvGroups,
       return bad("buffer " + b.name + " is declared twice");
   }
   auto checkArg = [&](const PlanArg &a) -> Status {
+    bool kv = a.kind == PlanArg::Kind::Input && isKVInput(a.input);
+    if (kv ? a.group < 0 || a.group >= kvGroups : a.group != 0)
+      return bad("argument " + argName(a) + " names KV group " +
+                 std::to_string(a.group) +
+                 (kv ? " of " + std::to_string(kvGroups) : " (it has none)"));
     switch (a.kind) {
     case PlanArg::Kind::Buffer: {
       auto it = named.find(a.name);
@@ -305,11 +310,6 @@ Status LaunchPlan::check(const WeightLayout &weights, int64_t kvGroups,
                    " bytes)");
       return Status::success();
     }
-    case PlanArg::Kind::Input:
-      if (isKVInput(a.input) ? a.group < 0 || a.group >= kvGroups : a.group != 0)
-        return bad("input " + argName(a) + " names KV group " + std::to_string(a.group) +
-                   (isKVInput(a.input) ? " of " + std::to_string(kvGroups) : " (it has none)"));
-      return Status::success();
     default:
       return Status::success();
     }

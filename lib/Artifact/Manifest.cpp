@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cassert>
-#include <map>
 
 // xxHash header-only, as in the KV cache's block hashes.
 #define XXH_INLINE_ALL
@@ -25,10 +24,11 @@ std::string KVGroup::name() const {
   return window ? "sliding" + std::to_string(window) : "full";
 }
 
-std::vector<KVGroup> kvGroupsOfWindows(const std::vector<int64_t> &windows) {
+std::vector<KVGroup>
+kvGroupsOfWindows(const std::map<int64_t, int64_t> &windowOfLayer) {
   std::map<int64_t, std::vector<int64_t>> layersOf;
-  for (size_t i = 0; i < windows.size(); ++i)
-    layersOf[windows[i]].push_back((int64_t)i);
+  for (auto [layer, window] : windowOfLayer)
+    layersOf[window].push_back(layer);
   std::vector<KVGroup> groups;
   for (auto &[window, layers] : layersOf)
     groups.push_back({window, std::move(layers)});
@@ -36,10 +36,11 @@ std::vector<KVGroup> kvGroupsOfWindows(const std::vector<int64_t> &windows) {
 }
 
 std::vector<KVGroup> kvGroupsFor(const ModelConfig &config) {
-  std::vector<int64_t> windows;
+  std::map<int64_t, int64_t> windowOfLayer;
   for (int64_t i = 0; i < config.numLayers; ++i)
-    windows.push_back(config.layerKinds[i] == LayerKind::Full ? 0 : config.slidingWindow);
-  return kvGroupsOfWindows(windows);
+    windowOfLayer[i] =
+        config.layerKinds[i] == LayerKind::Full ? 0 : config.slidingWindow;
+  return kvGroupsOfWindows(windowOfLayer);
 }
 
 int64_t kvBytesPerBlock(const Manifest &m, size_t group, int64_t blockSize) {
@@ -97,8 +98,9 @@ StatusOr<std::vector<KVGroup>> parseKVGroups(const json &j, const ModelConfig &c
     return bad("must be an array of {window, layers}");
   std::vector<KVGroup> parsed;
   for (const json &g : *groups) {
-    if (!g.is_object() || !g.contains("window") || !g["window"].is_number_integer() ||
-        !g.contains("layers") || !g["layers"].is_array())
+    if (!g.is_object() || !g.contains("window") ||
+        !g["window"].is_number_integer() || !g.contains("layers") ||
+        !g["layers"].is_array())
       return bad("entry " + jsonExcerpt(g) + " must have a window and layers");
     KVGroup group{g["window"].get<int64_t>(), {}};
     for (const json &layer : g["layers"]) {
@@ -112,16 +114,17 @@ StatusOr<std::vector<KVGroup>> parseKVGroups(const json &j, const ModelConfig &c
   auto describe = [](const std::vector<KVGroup> &gs) {
     std::string text;
     for (const KVGroup &g : gs)
-      text += (text.empty() ? "" : ", ") + g.name() + " (" + std::to_string(g.layers.size()) +
-              " layers)";
+      text += (text.empty() ? "" : ", ") + g.name() + " (" +
+              std::to_string(g.layers.size()) + " layers)";
     return text.empty() ? std::string("none") : text;
   };
   bool agree = parsed.size() == expected.size();
   for (size_t i = 0; agree && i < parsed.size(); ++i)
-    agree = parsed[i].window == expected[i].window && parsed[i].layers == expected[i].layers;
+    agree = parsed[i].window == expected[i].window &&
+            parsed[i].layers == expected[i].layers;
   if (!agree)
-    return bad(jsonExcerpt(*groups) + " disagree with the config's groups: " +
-               describe(expected));
+    return bad(jsonExcerpt(*groups) +
+               " disagree with the config's groups: " + describe(expected));
   return parsed;
 }
 
@@ -180,7 +183,8 @@ StatusOr<Manifest> Manifest::parse(const std::string &text,
     StatusOr<LaunchPlan> plan = LaunchPlan::parse(j["launch_plan"].dump(), source);
     if (!plan.ok())
       return plan.status();
-    if (Status s = plan->check(m.weights, (int64_t)m.kvGroups.size(), source); !s.ok())
+    if (Status s = plan->check(m.weights, (int64_t)m.kvGroups.size(), source);
+        !s.ok())
       return s;
     m.launchPlan = std::move(*plan);
   }

@@ -15,6 +15,7 @@
 #include "Model/Config.h"
 #include "Support/Status.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,16 +29,18 @@ namespace cohere2c {
 /// order is how the step ABI and the launch plan name it.
 struct KVGroup {
   int64_t window = 0;          // tokens a query sees; 0 = unbounded (full)
-  std::vector<int64_t> layers; // model layer indices, ascending; position = slot in the pool
+  std::vector<int64_t>
+      layers; // model layer indices, ascending; position = slot in the pool
 
   /// "full" or "sliding<W>" ("sliding4096"), as the kernels are named: for
   /// messages and metrics.
   std::string name() const;
 };
 
-/// The groups of layers whose windows are `windows[i]` for layer i (0:
-/// full attention), in KVGroup's order.
-std::vector<KVGroup> kvGroupsOfWindows(const std::vector<int64_t> &windows);
+/// The groups of layers of windows windowOfLayer[layer] (0: full
+/// attention), in KVGroup's order.
+std::vector<KVGroup>
+kvGroupsOfWindows(const std::map<int64_t, int64_t> &windowOfLayer);
 
 /// The groups the frontend's attention ops get from `config` (its layer
 /// kinds and sliding window): what a manifest's kv_groups, read from the
@@ -99,7 +102,6 @@ struct Manifest {
   static StatusOr<Manifest> parse(const std::string &text,
                                   const std::string &source);
 };
-
 
 /// Bytes of one KV block of m.kvGroups[group] (the pool layout of
 /// KVGroup): layers in the group x 2 (K, V) x blockSize x

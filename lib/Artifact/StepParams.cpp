@@ -10,12 +10,26 @@ namespace cohere2c {
 namespace {
 
 constexpr std::array<std::string_view, kNumStepParams> kNames = {
-    "tokens",          "rows",           "block_size",           "table_width",
-    "decode_tokens",   "prefill_tiles",  "prefill_splits",
-    "prefill_blocks",  "prefill_partials", "prefill_merge_tokens", "decode_splits",
-    "decode_split_blocks", "token_splits", "token_split_blocks", "decode_merge_tokens",
-    "token_merge_tokens", "gemv_token",
-    "gemm_tokens",     "greedy_rows",    "side_stream"};
+    "tokens",
+    "rows",
+    "block_size",
+    "table_width",
+    "decode_tokens",
+    "prefill_tiles",
+    "prefill_splits",
+    "prefill_blocks",
+    "prefill_partials",
+    "prefill_merge_tokens",
+    "decode_splits",
+    "decode_split_blocks",
+    "token_splits",
+    "token_split_blocks",
+    "decode_merge_tokens",
+    "token_merge_tokens",
+    "gemv_token",
+    "gemm_tokens",
+    "greedy_rows",
+    "side_stream"};
 
 } // namespace
 
@@ -39,9 +53,10 @@ int64_t splitsFor(int64_t tokens, int64_t maxKeys, int64_t splitTokens) {
   return splits;
 }
 
-StepParamValues stepParams(int64_t tokens, int64_t generated, int64_t rows, int64_t blockSize,
-                           int64_t tableWidth, int64_t maxKeys,
-                           int64_t maxGeneratedKeys, bool greedyOnly) {
+StepParamValues stepParams(int64_t tokens, int64_t generated, int64_t rows,
+                           int64_t blockSize, int64_t tableWidth,
+                           int64_t maxKeys, int64_t maxGeneratedKeys,
+                           bool greedyOnly) {
   int64_t tiles =
       generated < tokens ? (tokens + kPrefillTileTokens - 1) / kPrefillTileTokens : 0;
   int64_t keyTiles = (maxKeys + kPrefillKeyTile - 1) / kPrefillKeyTile;

@@ -123,26 +123,26 @@ bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t ro
 ///   0 (rows of the split partial results); prefill_merge_tokens: tokens
 ///   when prefill_splits > 1, else 0;
 ///   decode_splits: splitsFor(decode_tokens, maxGeneratedKeys: the most
-///   keys a generated token sees, kDecodeSplitTokens); decode_split_blocks: decode_tokens x
-///   decode_splits (the split kernel over generated tokens); token_splits,
-///   token_split_blocks: the same over all tokens, the most keys of any,
-///   kTokenSplitTokens (f32 plans run the split kernel for every token); decode_merge_tokens,
-///   token_merge_tokens: decode_tokens (tokens) when decode_splits
-///   (token_splits) > 1, else 0 (with one split the kernel stores its
-///   output itself: no partial results to merge);
-///   gemv_token: 1 in a step of one token, else 0; gemm_tokens: tokens in
-///   any other step, else 0 (linear layers of one token are matrix-vector
-///   kernels, the others GEMMs; SwiGLU and its quantization split one
-///   token's row over blocks);
+///   keys a generated token sees, kDecodeSplitTokens); decode_split_blocks:
+///   decode_tokens x decode_splits (the split kernel over generated tokens);
+///   token_splits, token_split_blocks: the same over all tokens, the most keys
+///   of any, kTokenSplitTokens (f32 plans run the split kernel for every
+///   token); decode_merge_tokens, token_merge_tokens: decode_tokens (tokens)
+///   when decode_splits (token_splits) > 1, else 0 (with one split the kernel
+///   stores its output itself: no partial results to merge); gemv_token: 1 in a
+///   step of one token, else 0; gemm_tokens: tokens in any other step, else 0
+///   (linear layers of one token are matrix-vector kernels, the others GEMMs;
+///   SwiGLU and its quantization split one token's row over blocks);
 ///   greedy_rows: rows when `greedyOnly` (the caller wants each logits
 ///   row's greedy token, not the row: StepInput::greedyOnly), else 0;
 ///   side_stream: 1 when tokens <= kSideStreamMaxTokens (the plan's side
 ///   steps run on the side stream), else 0 (every step on the main one).
 /// A kernel for one kind of token is launched over decode_tokens or
 /// prefill_blocks (zero blocks: not launched) and skips the other kind.
-StepParamValues stepParams(int64_t tokens, int64_t generated, int64_t rows, int64_t blockSize,
-                           int64_t tableWidth, int64_t maxKeys,
-                           int64_t maxGeneratedKeys, bool greedyOnly);
+StepParamValues stepParams(int64_t tokens, int64_t generated, int64_t rows,
+                           int64_t blockSize, int64_t tableWidth,
+                           int64_t maxKeys, int64_t maxGeneratedKeys,
+                           bool greedyOnly);
 
 } // namespace cohere2c
 

@@ -74,15 +74,17 @@ Status StepInput::check(const StepLimits &limits) const {
     }
     for (int64_t s = 0; s < numSeqs; ++s) {
       if (last[s] >= tableWidth)
-        return bad("sequence row " + std::to_string(s) + " sees block " + std::to_string(last[s]) +
-                   " of group " + std::to_string(g) + ", past the table width " +
-                   std::to_string(tableWidth));
+        return bad("sequence row " + std::to_string(s) + " sees block " +
+                   std::to_string(last[s]) + " of group " + std::to_string(g) +
+                   ", past the table width " + std::to_string(tableWidth));
       for (int64_t k = first[s]; k <= last[s]; ++k) {
         int32_t block = tables[g][s * tableWidth + k];
         if (block < 0 || block >= limits.numBlocks)
-          return bad("sequence row " + std::to_string(s) + " sees block " + std::to_string(k) +
-                     " of group " + std::to_string(g) + ", whose id " + std::to_string(block) +
-                     " is outside [0, " + std::to_string(limits.numBlocks) + ")");
+          return bad("sequence row " + std::to_string(s) + " sees block " +
+                     std::to_string(k) + " of group " + std::to_string(g) +
+                     ", whose id " + std::to_string(block) +
+                     " is outside [0, " + std::to_string(limits.numBlocks) +
+                     ")");
       }
     }
   }

@@ -32,7 +32,8 @@ Attribute PlanRecorder::argAttr(const PlanArg &a) {
     return plan::WeightAttr::get(context, at.getStringAttr(a.name), a.width);
   case PlanArg::Kind::Input:
     return plan::InputAttr::get(context, a.input,
-                                isKVInput(a.input) ? std::optional(a.group) : std::nullopt);
+                                isKVInput(a.input) ? std::optional(a.group)
+                                                   : std::nullopt);
   case PlanArg::Kind::Param:
     return plan::ParamAttr::get(context, a.param);
   case PlanArg::Kind::Int:

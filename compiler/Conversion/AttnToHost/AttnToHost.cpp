@@ -513,10 +513,11 @@ void StepLowering::lower(attn::AttentionOp op) {
       }
       auto score = [&](Value j) {
         Value base = cacheOffset(s, j, 0, kvh);
-        Value dotv = reduce(index(0), index(hd), f32(0), [&](Value d, Value acc) {
-          return addf(acc, mulf(load(queryScratch, {d}),
-                                load(pool, {add(base, d)})));
-        });
+        Value dotv =
+            reduce(index(0), index(hd), f32(0), [&](Value d, Value acc) {
+              return addf(acc, mulf(load(queryScratch, {d}),
+                                    load(pool, {add(base, d)})));
+            });
         return mulf(dotv, scale);
       };
       Value maxScore = reduce(first, end, f32(-std::numeric_limits<float>::infinity()),
@@ -529,7 +530,8 @@ void StepLowering::lower(attn::AttentionOp op) {
         Value base = cacheOffset(s, j, 1, kvh);
         forLoop(index(0), index(hd), [&](Value d) {
           Value prev = load(accScratch, {d});
-          store(addf(prev, mulf(e, load(pool, {add(base, d)}))), accScratch, {d});
+          store(addf(prev, mulf(e, load(pool, {add(base, d)}))), accScratch,
+                {d});
         });
         return addf(acc, e);
       });

@@ -189,11 +189,12 @@ typedef struct cohere2c_text_t cohere2c_text_t;
 /* The text of `path` (NUL-terminated): a checkpoint folder (tokenizer.json,
  * and tokenizer_config.json, generation_config.json, chat template files
  * where present) or a library cohere2c-compile wrote (the text files the
- * compiler copied into it; neither its code nor its weights are used).
- * *out_text holds one reference. Errors (INVALID_ARGUMENT, naming the file
- * or field): no such folder or file, a library that does not open
- * (cohere2c_artifact_open's errors) or carries no tokenizer, no
- * tokenizer.json, text files that do not parse. */
+ * compiler copied into it: the library is opened and its manifest checked
+ * as cohere2c_artifact_open does, so one of another format version is
+ * refused; its weights are not read). *out_text holds one reference.
+ * Errors (INVALID_ARGUMENT, naming the file or field): no such folder or
+ * file, a library that does not open (cohere2c_artifact_open's errors) or
+ * carries no tokenizer, no tokenizer.json, text files that do not parse. */
 cohere2c_status_t cohere2c_text_open(const char *path,
                                      cohere2c_text_t **out_text);
 
@@ -287,8 +288,9 @@ typedef struct cohere2c_engine_t cohere2c_engine_t;
 typedef struct cohere2c_engine_options_t {
   /* Tokens per KV block, in [1, 65536]. Default 16. */
   int64_t block_size;
-  /* KV blocks per KV group (the sliding-window layers' pool and the global
-   * layers' pool each get this many), in [0, 2^31 - 1]; 0 (the default):
+  /* KV blocks per KV group (the pool of each distinct window, for Cohere2
+   * the sliding-window layers' and the global layers', gets this many), in
+   * [0, 2^31 - 1]; 0 (the default):
    * on the cuda target, what gpu_memory_utilization leaves beyond the
    * weights and the activations; on the host target, room for max_batch
    * sequences of the whole context, at most 4 GiB of KV cache. */

@@ -18,10 +18,11 @@
 using namespace cohere2c;
 using namespace cohere2c::capi;
 
+// The text handle (one reference) is declared first, so that it outlives
+// the decoder that reads its tokenizer.
 struct cohere2c_decoder_t {
-  cohere2c_text_t *text; // one reference, dropped with the decoder
+  TextHandle text;
   text::IncrementalDecoder decoder;
-  ~cohere2c_decoder_t() { cohere2c_text_release(text); }
 };
 
 namespace {
@@ -189,7 +190,7 @@ cohere2c_status_t cohere2c_decoder_create(cohere2c_text_t *text,
     return nullArgument("cohere2c_decoder_create", "text or out_decoder");
   cohere2c_text_retain(text);
   *out_decoder = new cohere2c_decoder_t{
-      text,
+      TextHandle(text),
       text::IncrementalDecoder(text->model->tokenizer(), skip_special_tokens)};
   return nullptr;
 }

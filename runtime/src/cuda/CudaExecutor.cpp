@@ -327,13 +327,19 @@ Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
   // Block tables are passed with their width rounded up to a multiple of
   // kTableWidthStep (entries past a sequence's blocks are never read), so a
   // decode step's graph serves the next kTableWidthStep * block_size tokens.
+  // Each group's tables are a slice of one host array that lives until the
+  // step's end, as the asynchronous copies from it may not have read it
+  // before they return.
   int64_t w = in.tableWidth,
-          width = (w + kTableWidthStep - 1) / kTableWidthStep * kTableWidthStep;
-  std::vector<int32_t> padded(in.numSeqs * width, 0);
+          width = (w + kTableWidthStep - 1) / kTableWidthStep * kTableWidthStep,
+          slice = in.numSeqs * width;
+  std::vector<int32_t> padded(in.tables.size() * slice, 0);
   for (size_t g = 0; g < in.tables.size(); ++g) {
     for (int64_t r = 0; r < in.numSeqs; ++r)
-      std::copy_n(in.tables[g].begin() + r * w, w, padded.begin() + r * width);
-    if (Status s = upload(tables_[g], padded.data(), padded.size() * 4); !s.ok())
+      std::copy_n(in.tables[g].begin() + r * w, w,
+                  padded.begin() + g * slice + r * width);
+    if (Status s = upload(tables_[g], padded.data() + g * slice, slice * 4);
+        !s.ok())
       return s;
   }
   std::vector<int32_t> generatedRows = in.generatedRows();
@@ -347,12 +353,15 @@ Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
   };
   for (const Upload &u :
        {Upload{PlanInput::Ids, in.ids.data(), in.ids.size() * 4},
-        Upload{PlanInput::Positions, in.positions.data(), in.positions.size() * 4},
+        Upload{PlanInput::Positions, in.positions.data(),
+               in.positions.size() * 4},
         Upload{PlanInput::Seqs, in.seqRows.data(), in.seqRows.size() * 4},
-        Upload{PlanInput::Generated, in.generated.data(), in.generated.size() * 4},
+        Upload{PlanInput::Generated, in.generated.data(),
+               in.generated.size() * 4},
         Upload{PlanInput::GeneratedRows, generatedRows.data(),
                generatedRows.size() * 4},
-        Upload{PlanInput::LogitRows, in.logitRows.data(), in.logitRows.size() * 4}}) {
+        Upload{PlanInput::LogitRows, in.logitRows.data(),
+               in.logitRows.size() * 4}}) {
     Status s = upload(input(u.input), u.data, u.bytes);
     if (!s.ok())
       return s;

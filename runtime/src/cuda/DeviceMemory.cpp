@@ -47,9 +47,9 @@ StepParamValues largestStep(const Manifest &manifest, const EngineOptions &optio
   for (int64_t tokens = 1;; tokens = std::min(2 * tokens, options.maxStepTokens)) {
     int64_t perSequence = std::min(tokens, options.maxBatch);
     for (int64_t generated : {int64_t(0), perSequence}) {
-      StepParamValues p = stepParams(tokens, generated, perSequence,
-                                     options.blockSize, width, context, context,
-                                     false);
+      StepParamValues p =
+          stepParams(tokens, generated, perSequence, options.blockSize, width,
+                     context, context, false);
       for (int i = 0; i < kNumStepParams; ++i)
         largest.values[i] = std::max(largest.values[i], p.values[i]);
     }
@@ -120,7 +120,8 @@ Status CudaExecutor::planMemory(EngineOptions &options) {
     options.numBlocks = blocks;
   }
   for (size_t g = 0; g < m.kvGroups.size(); ++g)
-    if (Status s = ensure(pools_[g], options.numBlocks * bytesPerBlock_[g]); !s.ok())
+    if (Status s = ensure(pools_[g], options.numBlocks * bytesPerBlock_[g]);
+        !s.ok())
       return s;
   memoryReport_ = "weights " + gib(m.weights.totalBytes) + ", activations " +
                   gib(activations) + " (steps of up to " + std::to_string(tokens) +

@@ -42,8 +42,9 @@ using StepFn = void (*)(MemRef<int8_t, 1> *, MemRef<int32_t, 1> *,
 } // namespace
 
 StatusOr<std::unique_ptr<HostExecutor>>
-HostExecutor::create(const LoadedArtifact &artifact, const WeightBuffer &weights,
-                     int64_t numBlocks, int64_t blockSize) {
+HostExecutor::create(const LoadedArtifact &artifact,
+                     const WeightBuffer &weights, int64_t numBlocks,
+                     int64_t blockSize) {
   const Manifest &m = artifact.manifest();
   if (m.target != "host")
     return Status::error(artifact.path() + ": compiled for the " + m.target +

@@ -94,6 +94,11 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(Executor &executor,
   for (const KVGroup &group : manifest.kvGroups)
     specs.push_back({group.name(), group.window, options.numBlocks});
   engine->bytesPerBlock_ = executor.bytesPerBlock();
+  if (engine->bytesPerBlock_.size() != manifest.kvGroups.size())
+    return Status::error(
+        "the executor has " + std::to_string(engine->bytesPerBlock_.size()) +
+        " KV pools for the manifest's " +
+        std::to_string(manifest.kvGroups.size()) + " KV groups");
   StatusOr<std::unique_ptr<kv::KVCacheManager>> cache =
       kv::KVCacheManager::create(options.blockSize, std::move(specs),
                                  options.prefixCache);

@@ -29,11 +29,15 @@ module {
 
 // The host step takes every group's block tables as one [G, S, blocks]
 // array and their pools back to back with each one's start; a layer reads
-// its group's table (the first index) and pool start (kv_pool_offsets[g]).
+// its group's table (the first index) and pool start (kv_pool_offsets[g],
+// in elements, added to every offset in the pool).
 // HOST-LABEL: func.func @cohere2c_step(
 // HOST-SAME: %[[TABLES:[a-z0-9]+]]: memref<?x?x?xi32>, %[[POOL:[a-z0-9]+]]: memref<?xf32>, %[[STARTS:[a-z0-9]+]]: memref<?xi64>
-// HOST: memref.load %[[STARTS]][%[[G2:c2[_0-9]*]]] : memref<?xi64>
+// HOST: %[[L2:.+]] = memref.load %[[STARTS]][%[[G2:c2[_0-9]*]]] : memref<?xi64>
+// HOST: %[[START2:.+]] = arith.index_cast %[[L2]] : i64 to index
 // HOST: memref.load %[[TABLES]][%[[G2]], %{{.+}}, %{{.+}}] : memref<?x?x?xi32>
+// The K row's offset in the group's pool, moved to where the pool starts.
+// HOST: arith.addi %[[START2]], %{{.+}} : index
 // HOST: memref.load %[[STARTS]][%[[G1:c1[_0-9]*]]] : memref<?xi64>
 // HOST: memref.load %[[TABLES]][%[[G1]], %{{.+}}, %{{.+}}] : memref<?x?x?xi32>
 // HOST: memref.load %[[STARTS]][%[[G0:c0[_0-9]*]]] : memref<?xi64>

@@ -59,7 +59,8 @@ TEST(ManifestTest, KVGroupsAreTheDistinctWindows) {
   ASSERT_EQ(m.kvGroups.size(), 1u);
   EXPECT_EQ(m.kvGroups[0].window, 8);
   EXPECT_EQ(kvBytesPerBlock(m, 0, 16), 8 * 2 * 16 * 2 * 32 * 4);
-  std::vector<KVGroup> groups = kvGroupsOfWindows({16, 0, 4, 16, 4, 0});
+  std::vector<KVGroup> groups =
+      kvGroupsOfWindows({{0, 16}, {1, 0}, {2, 4}, {3, 16}, {4, 4}, {5, 0}});
   ASSERT_EQ(groups.size(), 3u);
   EXPECT_EQ(groups[0].window, 0);
   EXPECT_EQ(groups[0].layers, (std::vector<int64_t>{1, 5}));
@@ -102,27 +103,37 @@ TEST(ManifestTest, KVGroupsRoundTripAndAgreeWithTheConfig) {
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   ASSERT_EQ(parsed->kvGroups.size(), 2u);
   EXPECT_EQ(parsed->kvGroups[kSliding].window, 8);
-  EXPECT_EQ(parsed->kvGroups[kSliding].layers, (std::vector<int64_t>{0, 1, 2, 4, 5, 6}));
+  EXPECT_EQ(parsed->kvGroups[kSliding].layers,
+            (std::vector<int64_t>{0, 1, 2, 4, 5, 6}));
   EXPECT_EQ(parsed->kvGroups[kFull].layers, (std::vector<int64_t>{3, 7}));
   Manifest wrongWindow = m;
   wrongWindow.kvGroups[kSliding].window = 16;
   StatusOr<Manifest> refused = Manifest::parse(wrongWindow.toJson(), "tiny.so");
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().message(),
-            "tiny.so: manifest kv_groups [{\"layers\":[3,7],\"window\":0},{\"layers\":"
-            "[0,1,2,4,5,6],\"window\":16}] disagree with the config's groups: full (2 "
+            "tiny.so: manifest kv_groups "
+            "[{\"layers\":[3,7],\"window\":0},{\"layers\":"
+            "[0,1,2,4,5,6],\"window\":16}] disagree with the config's groups: "
+            "full (2 "
             "layers), sliding8 (6 layers)");
   Manifest oneGroup = m;
   oneGroup.kvGroups.pop_back();
   refused = Manifest::parse(oneGroup.toJson(), "tiny.so");
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("disagree with the config's groups"),
-            std::string::npos)
+  EXPECT_NE(
+      refused.status().message().find("disagree with the config's groups"),
+      std::string::npos)
       << refused.status().message();
+  // A group without layers is no group of the config's.
   Manifest noLayers = m;
   noLayers.kvGroups[kFull].layers.clear();
   refused = Manifest::parse(noLayers.toJson(), "tiny.so");
   ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(
+      refused.status().message(),
+      "tiny.so: manifest kv_groups [{\"layers\":[],\"window\":0},{\"layers\":"
+      "[0,1,2,4,5,6],\"window\":8}] disagree with the config's groups: full (2 "
+      "layers), sliding8 (6 layers)");
 }
 
 TEST(ManifestTest, RejectsAnOlderFormatVersion) {
@@ -189,7 +200,8 @@ TEST(LaunchPlanTest, RejectsUnknownParameters) {
     s.replace(s.find("ARG"), 3, arg);
     return s;
   };
-  std::string tokensArg = R"({"kind":"param","name":"tokens","value":0,"group":0,"column":0,"width":0})";
+  std::string tokensArg =
+      R"({"kind":"param","name":"tokens","value":0,"group":0,"column":0,"width":0})";
   EXPECT_TRUE(parse(with("prefill_tiles", tokensArg)).ok());
   EXPECT_TRUE(parse(with("decode_tokens", tokensArg)).ok());
   StatusOr<LaunchPlan> grid = parse(with("lines", tokensArg));
@@ -197,11 +209,13 @@ TEST(LaunchPlanTest, RejectsUnknownParameters) {
   EXPECT_NE(grid.status().message().find("malformed launch plan: grid_x \"lines\""),
             std::string::npos)
       << grid.status().message();
-  std::string badArg = R"({"kind":"param","name":"depth","value":0,"group":0,"column":0,"width":0})";
+  std::string badArg =
+      R"({"kind":"param","name":"depth","value":0,"group":0,"column":0,"width":0})";
   StatusOr<LaunchPlan> arg = parse(with("tokens", badArg));
   ASSERT_FALSE(arg.ok());
   EXPECT_NE(arg.status().message().find("malformed launch plan: parameter"), std::string::npos);
-  std::string badInput = R"({"kind":"input","name":"pool","value":0,"group":0,"column":0,"width":0})";
+  std::string badInput =
+      R"({"kind":"input","name":"pool","value":0,"group":0,"column":0,"width":0})";
   StatusOr<LaunchPlan> input = parse(with("tokens", badInput));
   ASSERT_FALSE(input.ok());
   EXPECT_EQ(input.status().message(),
@@ -233,11 +247,12 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
     Status s = p->check(m.weights, (int64_t)m.kvGroups.size(), "x.so");
     return s.ok() ? std::string("ok") : s.message();
   };
-  auto arg = [](const std::string &kind, const std::string &name, int column = 0,
-                int width = 0, int group = 0) {
-    return R"({"kind":")" + kind + R"(","name":")" + name + R"(","value":0,"group":)" +
-           std::to_string(group) + R"(,"column":)" + std::to_string(column) +
-           R"(,"width":)" + std::to_string(width) + "}";
+  auto arg = [](const std::string &kind, const std::string &name,
+                int column = 0, int width = 0, int group = 0) {
+    return R"({"kind":")" + kind + R"(","name":")" + name +
+           R"(","value":0,"group":)" + std::to_string(group) + R"(,"column":)" +
+           std::to_string(column) + R"(,"width":)" + std::to_string(width) +
+           "}";
   };
   auto kernel = [](const std::string &args, int gridY = 1, int block = 32,
                    const std::string &spec = kEmbeddingSpec) {
@@ -309,17 +324,22 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
   // A KV input names one of the manifest's groups; no other input names one.
   EXPECT_EQ(plan(kernel(arg("input", "kv_pool", 0, 0, 1))), "ok");
   EXPECT_EQ(plan(kernel(arg("input", "kv_tables", 0, 0, 2))),
-            "x.so: launch plan: input kv_tables names KV group 2 of 2");
-  EXPECT_EQ(plan(kernel(arg("input", "positions", 0, 0, 1))),
-            "x.so: launch plan: input positions names KV group 1 (it has none)");
+            "x.so: launch plan: argument kv_tables names KV group 2 of 2");
+  EXPECT_EQ(
+      plan(kernel(arg("input", "positions", 0, 0, 1))),
+      "x.so: launch plan: argument positions names KV group 1 (it has none)");
+  EXPECT_EQ(plan(kernel(arg("buffer", "b0", 0, 0, 1))),
+            "x.so: launch plan: argument b0 names KV group 1 (it has none)");
   // The same group's tables on both streams race; two groups' do not.
   std::string sideTables = kernel(arg("input", "kv_tables", 0, 0, 1));
   sideTables.replace(sideTables.find(R"("kernel":)"), 0, R"("side":true,)");
-  EXPECT_EQ(plan(fork + "," + sideTables + "," + kernel(arg("input", "kv_tables")) + "," + join),
+  EXPECT_EQ(plan(fork + "," + sideTables + "," +
+                 kernel(arg("input", "kv_tables")) + "," + join),
             "ok");
-  EXPECT_EQ(plan(fork + "," + sideTables + "," + kernel(arg("input", "kv_tables", 0, 0, 1)) +
-                 "," + join),
-            "x.so: launch plan: between a fork and its join, both streams use kv_tables of KV "
+  EXPECT_EQ(plan(fork + "," + sideTables + "," +
+                 kernel(arg("input", "kv_tables", 0, 0, 1)) + "," + join),
+            "x.so: launch plan: between a fork and its join, both streams use "
+            "kv_tables of KV "
             "group 1 (k on the main stream)");
   EXPECT_NE(plan(gemm(1 << 30, "h")).find("reaches past the weights"), std::string::npos);
   EXPECT_EQ(plan(gemm(m.config.vocabSize, "b0")),
@@ -331,7 +351,8 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
 // prefill_tiles its 16-token tiles when it has a prompt token;
 // gemv_token / gemm_tokens pick the linear layers' kernels.
 TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
-  auto decode = stepParams(/*tokens=*/4, /*generated=*/4, /*rows=*/4, 16, 3, /*maxKeys=*/0,
+  auto decode = stepParams(/*tokens=*/4, /*generated=*/4, /*rows=*/4, 16, 3,
+                           /*maxKeys=*/0,
                            /*maxGeneratedKeys=*/40, /*greedyOnly=*/false);
   EXPECT_EQ(decode[StepParam::DecodeTokens], 4);
   EXPECT_EQ(decode[StepParam::PrefillTiles], 0);
@@ -395,13 +416,18 @@ TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
   EXPECT_EQ(prefill[StepParam::TokenSplitBlocks], 66);
   // Greedy tokens on the GPU: a block per logits row, only when asked.
   EXPECT_EQ(decode[StepParam::GreedyRows], 0);
-  EXPECT_EQ(stepParams(4, 4, 4, 16, 3, 0, 40, /*greedyOnly=*/true)[StepParam::GreedyRows], 4);
+  EXPECT_EQ(stepParams(4, 4, 4, 16, 3, 0, 40,
+                       /*greedyOnly=*/true)[StepParam::GreedyRows],
+            4);
   EXPECT_TRUE(isDecodeStep(4, 4, 4, 4));
   EXPECT_FALSE(isDecodeStep(4, 3, 4, 4)); // a prompt token among them
   EXPECT_FALSE(isDecodeStep(4, 4, 4, 3)); // a token wanting no logits
   // The side stream in steps of at most kSideStreamMaxTokens tokens.
-  EXPECT_EQ(stepParams(kSideStreamMaxTokens, 0, 1, 16, 3, 200, 0, false)[StepParam::SideStream], 1);
-  EXPECT_EQ(stepParams(kSideStreamMaxTokens + 1, 0, 1, 16, 3, 200, 0, false)[StepParam::SideStream],
+  EXPECT_EQ(stepParams(kSideStreamMaxTokens, 0, 1, 16, 3, 200, 0,
+                       false)[StepParam::SideStream],
+            1);
+  EXPECT_EQ(stepParams(kSideStreamMaxTokens + 1, 0, 1, 16, 3, 200, 0,
+                       false)[StepParam::SideStream],
             0);
   EXPECT_EQ(decode[StepParam::SideStream], 1);
 }

@@ -446,8 +446,7 @@ TEST(CApiTest, TextOpensFromAFolderOrALibrary) {
   cohere2c_text_release(fromLibrary);
 
   cohere2c_text_t *text0 = nullptr;
-  auto [code, message] =
-      take(cohere2c_text_open("/nonexistent/model", &text0));
+  auto [code, message] = take(cohere2c_text_open("/nonexistent/model", &text0));
   EXPECT_EQ(code, COHERE2C_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(message.find("/nonexistent/model"), std::string::npos) << message;
   // A library compiled from a folder without tokenizer.json.

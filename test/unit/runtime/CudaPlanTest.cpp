@@ -178,8 +178,8 @@ std::pair<int64_t, int64_t> compareLongRequestWithHostTarget(int64_t length, int
   options.numBlocks = numBlocks;
   options.prefillChunk = prefillChunk;
   options.ignoreEos = true;
-  auto executor = HostExecutor::create(*host->artifact, *host->weights, numBlocks,
-                                       blockSize);
+  auto executor = HostExecutor::create(*host->artifact, *host->weights,
+                                       numBlocks, blockSize);
   EXPECT_TRUE(executor.ok()) << executor.status().message();
   if (!executor.ok())
     return {0, 0};

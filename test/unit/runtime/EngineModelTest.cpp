@@ -209,8 +209,6 @@ int64_t blocksAlone(const Mix &mix, const Request &r) {
                                 o.prefillChunk > 0 ? o.prefillChunk : prompt));
   int64_t needed = 0;
   for (const KVGroup &group : mix.manifest.kvGroups) {
-    if (group.layers.empty())
-      continue;
     int64_t blocks = ceilDiv(positions, o.blockSize);
     if (group.window > 0)
       blocks = std::min(blocks, ceilDiv(group.window + chunk, o.blockSize) + 2);
@@ -260,19 +258,20 @@ private:
     const bool twoWindows = layout >= 10;
     ModelConfig &c = m.config;
     for (int64_t i = 0; i < c.numLayers; ++i)
-      c.layerKinds[i] = layout < 6 || twoWindows
-                            ? (i % 4 == 3 ? LayerKind::Full : LayerKind::Sliding)
-                        : layout < 8 ? LayerKind::Full
-                                     : LayerKind::Sliding;
+      c.layerKinds[i] =
+          layout < 6 || twoWindows
+              ? (i % 4 == 3 ? LayerKind::Full : LayerKind::Sliding)
+          : layout < 8 ? LayerKind::Full
+                       : LayerKind::Sliding;
     c.slidingWindow = uniform(layout == 8 || layout == 9 ? 2 : 1, 8);
     c.vocabSize = chance(0.5) ? 16 : 64;
     const int64_t wider = c.slidingWindow + uniform(1, 8);
-    std::vector<int64_t> windows;
+    std::map<int64_t, int64_t> windowOfLayer;
     for (int64_t i = 0; i < c.numLayers; ++i)
-      windows.push_back(c.layerKinds[i] == LayerKind::Full ? 0
-                        : twoWindows && i % 2             ? wider
-                                                          : c.slidingWindow);
-    m.kvGroups = kvGroupsOfWindows(windows);
+      windowOfLayer[i] = c.layerKinds[i] == LayerKind::Full ? 0
+                         : twoWindows && i % 2              ? wider
+                                                            : c.slidingWindow;
+    m.kvGroups = kvGroupsOfWindows(windowOfLayer);
   }
 
   void pickOptions(Mix &mix) {
@@ -815,27 +814,26 @@ void MixRun::checkRow(const StepInput &in, const std::vector<int32_t> &row,
 
 void MixRun::checkTablesOfStep(const StepInput &in,
                                const std::vector<Tracked *> &rows) {
-  for (int64_t gi = 0; gi < model.numGroups(); ++gi) {
-    const int64_t kind = gi;
+  for (int64_t group = 0; group < model.numGroups(); ++group) {
     const int64_t width = in.tableWidth;
     for (size_t s = 0; s < rows.size(); ++s) {
       const std::vector<kv::BlockId> &table =
-          cache().blockTable(rows[s]->seq, gi);
+          cache().blockTable(rows[s]->seq, group);
       for (int64_t k = 0; k < width; ++k)
-        EXPECT_EQ(in.tables[kind][s * width + k],
+        EXPECT_EQ(in.tables[group][s * width + k],
                   k < (int64_t)table.size() ? table[k] : kv::kNullBlock)
-            << "row " << s << " group " << kind << " logical block " << k;
+            << "row " << s << " group " << group << " logical block " << k;
     }
     // Writes go to blocks no one else reads and the cache does not keep.
-    const kv::BlockPool &pool = cache().pool(gi);
+    const kv::BlockPool &pool = cache().pool(group);
     for (size_t t = 0; t < in.ids.size(); ++t) {
       const int64_t s = in.seqRows[t], k = in.positions[t] / blockSize();
-      const int32_t block = k < width ? in.tables[kind][s * width + k] : -1;
+      const int32_t block = k < width ? in.tables[group][s * width + k] : -1;
       if (block < 0 || block >= pool.numBlocks())
         continue; // the hash model reports it
       EXPECT_TRUE(pool.refCount(block) == 1 && !pool.isCached(block))
           << "position " << in.positions[t] << " of row " << s
-          << " is written into block " << block << " of group " << kind
+          << " is written into block " << block << " of group " << group
           << ", held " << pool.refCount(block) << " times, "
           << (pool.isCached(block) ? "cached" : "uncached");
     }
@@ -876,9 +874,9 @@ int64_t MixRun::predictedReuse(const Tracked &r, int64_t cap) const {
     if (m * b > cap)
       continue;
     bool cached = true;
-    for (int64_t kind = 0; kind < model.numGroups(); ++kind)
-      for (int64_t k = firstVisibleBlock(kind, m * b); k < m && cached; ++k)
-        cached = cachedKeys[kind].count(r.keys[(k + 1) * b - 1]) != 0;
+    for (int64_t group = 0; group < model.numGroups(); ++group)
+      for (int64_t k = firstVisibleBlock(group, m * b); k < m && cached; ++k)
+        cached = cachedKeys[group].count(r.keys[(k + 1) * b - 1]) != 0;
     if (cached)
       return m * b;
   }
@@ -939,30 +937,29 @@ void MixRun::checkRunning() {
 //===--- Block accounting (K2 - K5) ---------------------------------------===//
 
 void MixRun::checkAccounting() {
-  for (int64_t gi = 0; gi < model.numGroups(); ++gi) {
+  for (int64_t group = 0; group < model.numGroups(); ++group) {
     std::vector<int64_t> holders(mix.options.numBlocks, 0);
     for (Ticket ticket : running)
-      checkTables(at(ticket), gi, holders);
-    checkPool(gi, holders);
+      checkTables(at(ticket), group, holders);
+    checkPool(group, holders);
   }
 }
 
-void MixRun::checkTables(const Tracked &r, int64_t gi,
+void MixRun::checkTables(const Tracked &r, int64_t group,
                          std::vector<int64_t> &holders) {
   if (!cache().hasSequence(r.seq))
     return; // checkRunning reports it
-  const int64_t kind = gi;
-  const std::vector<kv::BlockId> &table = cache().blockTable(r.seq, gi);
-  const std::string who = r.spec->request.id + " group " + std::to_string(kind);
+  const std::vector<kv::BlockId> &table = cache().blockTable(r.seq, group);
+  const std::string who = r.spec->request.id + " group " + std::to_string(group);
   EXPECT_EQ((int64_t)table.size(), ceilDiv(r.computed, blockSize())) << who;
-  const int64_t released = firstVisibleBlock(kind, r.begin);
+  const int64_t released = firstVisibleBlock(group, r.begin);
   for (int64_t k = 0; k < (int64_t)table.size(); ++k) {
     EXPECT_EQ(table[k] == kv::kNullBlock, k < released)
         << who << " logical block " << k << " is block " << table[k];
     if (table[k] < 0 || table[k] >= mix.options.numBlocks)
       continue;
     ++holders[table[k]];
-    checkHeldBlock(kind, table[k], r, k);
+    checkHeldBlock(group, table[k], r, k);
   }
 }
 
@@ -972,15 +969,15 @@ std::string slotText(const HashModelExecutor::Slot &slot) {
 }
 
 // The KV of positions [kB, min((k+1)B, computed)) of r's own tokens.
-void MixRun::checkHeldBlock(int64_t kind, int32_t block, const Tracked &r,
+void MixRun::checkHeldBlock(int64_t group, int32_t block, const Tracked &r,
                             int64_t k) {
   const int64_t b = blockSize();
   for (int64_t j = k * b; j < std::min((k + 1) * b, r.computed); ++j) {
-    const HashModelExecutor::Slot &slot = hash->slot(kind, block, j % b);
+    const HashModelExecutor::Slot &slot = hash->slot(group, block, j % b);
     if (slot.position == j && slot.token == r.tokens[j] &&
         slot.chain == r.keys[j])
       continue;
-    ADD_FAILURE() << r.spec->request.id << " group " << kind << " block "
+    ADD_FAILURE() << r.spec->request.id << " group " << group << " block "
                   << block << " (logical " << k << ") holds " << slotText(slot)
                   << " at position " << j << ", not token " << r.tokens[j]
                   << " key " << r.keys[j];
@@ -988,45 +985,44 @@ void MixRun::checkHeldBlock(int64_t kind, int32_t block, const Tracked &r,
   }
 }
 
-void MixRun::checkPool(int64_t gi, const std::vector<int64_t> &holders) {
-  const kv::BlockPool &pool = cache().pool(gi);
-  const int64_t kind = gi;
+void MixRun::checkPool(int64_t group, const std::vector<int64_t> &holders) {
+  const kv::BlockPool &pool = cache().pool(group);
   int64_t used = 0, evictable = 0;
   for (int32_t block = 0; block < pool.numBlocks(); ++block) {
     EXPECT_EQ(pool.refCount(block), holders[block])
-        << "group " << kind << " block " << block;
+        << "group " << group << " block " << block;
     EXPECT_TRUE(holders[block] <= 1 || pool.isCached(block))
-        << "group " << kind << " block " << block << " is shared, uncached";
+        << "group " << group << " block " << block << " is shared, uncached";
     if (pool.isCached(block)) {
-      checkCachedBlock(kind, block);
+      checkCachedBlock(group, block);
       evictable += holders[block] == 0;
     }
     used += holders[block] > 0;
   }
-  EXPECT_EQ(pool.numUsedBlocks(), used) << "group " << kind;
-  EXPECT_EQ(pool.numEvictableBlocks(), evictable) << "group " << kind;
+  EXPECT_EQ(pool.numUsedBlocks(), used) << "group " << group;
+  EXPECT_EQ(pool.numEvictableBlocks(), evictable) << "group " << group;
   EXPECT_EQ(pool.numFreeBlocks(), pool.numBlocks() - used - evictable)
-      << "group " << kind;
+      << "group " << group;
 }
 
 // A full block of consecutive positions whose keys continue one another and
 // end where some request's tokens end a block, with that request's keys.
-void MixRun::checkCachedBlock(int64_t kind, int32_t block) {
+void MixRun::checkCachedBlock(int64_t group, int32_t block) {
   const int64_t b = blockSize();
-  const HashModelExecutor::Slot &last = hash->slot(kind, block, b - 1);
+  const HashModelExecutor::Slot &last = hash->slot(group, block, b - 1);
   auto owner = blockOwners.find(last.chain);
   if (owner == blockOwners.end() || owner->second.second != last.position + 1) {
-    ADD_FAILURE() << "cached block " << block << " of group " << kind
+    ADD_FAILURE() << "cached block " << block << " of group " << group
                   << " ends with " << slotText(last)
                   << ", the end of no request's block";
     return;
   }
   const Tracked &r = tracked[owner->second.first];
   for (int64_t i = 0; i < b; ++i) {
-    const HashModelExecutor::Slot &slot = hash->slot(kind, block, i);
+    const HashModelExecutor::Slot &slot = hash->slot(group, block, i);
     const int64_t j = last.position + 1 - b + i;
     if (slot.position != j || slot.chain != r.keys[j]) {
-      ADD_FAILURE() << "cached block " << block << " of group " << kind
+      ADD_FAILURE() << "cached block " << block << " of group " << group
                     << " holds " << slotText(slot) << " in slot " << i
                     << ", not the key of position " << j << " of "
                     << r.spec->request.id;
@@ -1037,13 +1033,13 @@ void MixRun::checkCachedBlock(int64_t kind, int32_t block) {
 
 void MixRun::snapshotCache() {
   const int64_t b = blockSize();
-  for (int64_t gi = 0; gi < model.numGroups(); ++gi) {
-    const kv::BlockPool &pool = cache().pool(gi);
+  for (int64_t group = 0; group < model.numGroups(); ++group) {
+    const kv::BlockPool &pool = cache().pool(group);
     std::set<uint64_t> keys;
     for (int32_t block = 0; block < pool.numBlocks(); ++block)
       if (pool.isCached(block))
-        keys.insert(hash->slot(gi, block, b - 1).chain);
-    std::set<uint64_t> &before = cachedKeys[gi];
+        keys.insert(hash->slot(group, block, b - 1).chain);
+    std::set<uint64_t> &before = cachedKeys[group];
     for (uint64_t key : before)
       counts.evictions += keys.count(key) == 0;
     before = std::move(keys);
@@ -1053,8 +1049,8 @@ void MixRun::snapshotCache() {
 //===--- Outputs (E1) -----------------------------------------------------===//
 
 void MixRun::checkOutputs() {
-  for (int64_t gi = 0; gi < model.numGroups(); ++gi)
-    EXPECT_EQ(cache().pool(gi).numUsedBlocks(), 0) << "group " << gi;
+  for (int64_t group = 0; group < model.numGroups(); ++group)
+    EXPECT_EQ(cache().pool(group).numUsedBlocks(), 0) << "group " << group;
   for (const Tracked &r : tracked) {
     EXPECT_TRUE(r.state == State::Finished || r.state == State::Cancelled)
         << r.spec->request.id;
@@ -1225,8 +1221,8 @@ TEST(EngineTinyModelTest, MixesEqualTheirSoloRuns) {
   std::unique_ptr<ReferenceModel> tiny = ReferenceModel::load("tiny-cohere2");
   ASSERT_TRUE(tiny->artifact && tiny->weights);
   ExecutorFactory makeReal = [&](int64_t blockSize, int64_t numBlocks) {
-    auto made = HostExecutor::create(*tiny->artifact, *tiny->weights,
-                                     numBlocks, blockSize);
+    auto made = HostExecutor::create(*tiny->artifact, *tiny->weights, numBlocks,
+                                     blockSize);
     EXPECT_TRUE(made.ok()) << made.status().message();
     return made.ok() ? std::unique_ptr<Executor>(std::move(*made)) : nullptr;
   };

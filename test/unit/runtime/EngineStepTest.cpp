@@ -154,7 +154,8 @@ TEST_F(EngineStepTest, RefusesAStepTokenBudgetBelowTheBatch) {
   options.maxBatch = 4;
   options.maxStepTokens = 3;
   options.numBlocks = 16;
-  auto executor = HostExecutor::create(*model->artifact, *model->weights, 16, 16);
+  auto executor =
+      HostExecutor::create(*model->artifact, *model->weights, 16, 16);
   ASSERT_TRUE(executor.ok());
   auto e = Engine::create(**executor, model->artifact->manifest(), options);
   ASSERT_FALSE(e.ok());

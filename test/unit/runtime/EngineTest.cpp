@@ -60,13 +60,20 @@ TEST(EngineTest, DefaultKVBlocksOfCudaTargetAreNotCapped) {
   EXPECT_EQ(defaultKVBlocks(r7b, withBatch(64)), 64 * 513);
 }
 
-/// Engine::validate needs no step: an executor that is never run.
+/// Engine::validate needs no step: an executor that is never run, with a
+/// pool of 1-byte blocks per KV group of its manifest.
 class NoStepExecutor : public Executor {
 public:
+  explicit NoStepExecutor(const Manifest &m) : groups_(m.kvGroups.size()) {}
   Status run(const StepInput &, StepOutput &) override {
     return Status::error("not expected to run");
   }
-  std::vector<int64_t> bytesPerBlock() const override { return {1, 1}; }
+  std::vector<int64_t> bytesPerBlock() const override {
+    return std::vector<int64_t>(groups_, 1);
+  }
+
+private:
+  size_t groups_;
 };
 
 /// Validates `prompt` prompt tokens + `newTokens` on tiny-cohere2 (window 8;
@@ -78,7 +85,7 @@ std::string validate(int64_t prompt, int64_t newTokens, EngineOptions options,
     m.config.layerKinds.assign(m.config.numLayers, LayerKind::Sliding);
     m.kvGroups = kvGroupsFor(m.config);
   }
-  NoStepExecutor executor;
+  NoStepExecutor executor(m);
   StatusOr<std::unique_ptr<Engine>> engine =
       Engine::create(executor, m, options);
   EXPECT_TRUE(engine.ok()) << engine.status().message();
@@ -149,11 +156,23 @@ public:
     greedyTokensOnHost(in, 512, output);
     return Status::success();
   }
+  // tiny-cohere2's two KV groups.
   std::vector<int64_t> bytesPerBlock() const override { return {1, 1}; }
 
 private:
   int steps_ = 0;
 };
+
+TEST(EngineTest, CreateRefusesAnExecutorOfOtherKVGroups) {
+  Manifest m = manifestFor("models/tiny-cohere2/config.json", "host", "f32");
+  m.config.layerKinds.assign(m.config.numLayers, LayerKind::Sliding);
+  m.kvGroups = kvGroupsFor(m.config);
+  NaNLogitsExecutor executor;
+  auto engine = Engine::create(executor, m, withBatch(1));
+  ASSERT_FALSE(engine.ok());
+  EXPECT_EQ(engine.status().message(),
+            "the executor has 2 KV pools for the manifest's 1 KV groups");
+}
 
 TEST(EngineTest, NonFiniteLogitsStopTheRequestWithAnError) {
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "host", "f32");

@@ -18,7 +18,9 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-std::string groupName(int64_t group) { return "group " + std::to_string(group); }
+std::string groupName(int64_t group) {
+  return "group " + std::to_string(group);
+}
 
 /// Where the slot of position p of row s lies in `group`'s pool; -1 with
 /// `error` set when the block table has no valid block there.
@@ -103,8 +105,8 @@ std::vector<int64_t> HashModelExecutor::bytesPerBlock() const {
 }
 
 const HashModelExecutor::Slot *HashModelExecutor::read(const StepInput &input,
-                                                       int64_t group,
-                                                       int64_t s, int64_t p,
+                                                       int64_t group, int64_t s,
+                                                       int64_t p,
                                                        Status &error) const {
   int64_t index =
       slotIndex(input, blockSize, limits.numBlocks, group, s, p, error);

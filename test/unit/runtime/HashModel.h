@@ -104,8 +104,8 @@ public:
 private:
   /// The slot of position p of sequence row s in `group`, checked to hold
   /// p; null with `error` set otherwise.
-  const Slot *read(const StepInput &input, int64_t group, int64_t s,
-                   int64_t p, Status &error) const;
+  const Slot *read(const StepInput &input, int64_t group, int64_t s, int64_t p,
+                   Status &error) const;
   Status write(const StepInput &input, int64_t t);
   /// Reads the keys of token t (all groups when `wantLogits`, else those
   /// with a window) and returns their fold in `hash`.

@@ -64,8 +64,9 @@ void PlanInterpreter::Ref::set(int64_t i, float v) const {
   }
 }
 
-PlanInterpreter::PlanInterpreter(const Manifest &manifest, const WeightBuffer &weights,
-                                 int64_t numBlocks, int64_t blockSize)
+PlanInterpreter::PlanInterpreter(const Manifest &manifest,
+                                 const WeightBuffer &weights, int64_t numBlocks,
+                                 int64_t blockSize)
     : manifest_(manifest), weights_(weights), blockSize_(blockSize),
       limits_(StepLimits::of(manifest, blockSize, numBlocks)) {
   activations_ = Precision::forTarget(manifest.precision, manifest.target)->activations;
@@ -108,8 +109,12 @@ PlanInterpreter::Ref PlanInterpreter::arg(const PlanArg &a) {
     };
     switch (a.input) {
     case PlanInput::KVPool:
-      return {pools_[a.group].data(), activations_, 0,
-              (int64_t)(pools_[a.group].size() / dtypeSize(activations_)), name, &error_};
+      return {pools_[a.group].data(),
+              activations_,
+              0,
+              (int64_t)(pools_[a.group].size() / dtypeSize(activations_)),
+              name,
+              &error_};
     case PlanInput::Logits:
       return {reinterpret_cast<char *>(logits_.data()), DType::F32, 0, (int64_t)logits_.size(),
               name, &error_};
@@ -362,8 +367,9 @@ Status PlanInterpreter::run(const StepInput &in, StepOutput &output) {
   if (Status s = in.check(limits_); !s.ok())
     return s;
   generatedRows_ = in.generatedRows();
-  params_ = stepParams(tokens, generatedRows_.size(), rows, blockSize_, in.tableWidth,
-                       in.maxKeys(false), in.maxKeys(true), in.greedyOnly);
+  params_ =
+      stepParams(tokens, generatedRows_.size(), rows, blockSize_, in.tableWidth,
+                 in.maxKeys(false), in.maxKeys(true), in.greedyOnly);
   mostPrefillSplits_ = std::max(mostPrefillSplits_, params_[StepParam::PrefillSplits]);
   if (params_[StepParam::DecodeTokens])
     mostDecodeSplits_ = std::max(mostDecodeSplits_, params_[StepParam::DecodeSplits]);

@@ -119,10 +119,14 @@ struct PlanInterpreter::PagedPool {
 
 PlanInterpreter::PagedPool PlanInterpreter::poolOf(const PlanStep &step, size_t tables) {
   const auto &a = step.args;
-  return {arg(a[tables + 1]), arg(a[tables]),
-          (int64_t)manifest_.kvGroups[a[tables + 1].group].layers.size(), scalar(a[6]),
+  return {arg(a[tables + 1]),
+          arg(a[tables]),
+          (int64_t)manifest_.kvGroups[a[tables + 1].group].layers.size(),
+          scalar(a[6]),
           scalar(a[7]),
-          scalar(a[8]), manifest_.config.numKVHeads, manifest_.config.headDim};
+          scalar(a[8]),
+          manifest_.config.numKVHeads,
+          manifest_.config.headDim};
 }
 
 // k, v, positions, seqs, tables, pool, slot, bs, width[, q, q_rotated]: token

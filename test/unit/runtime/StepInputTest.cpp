@@ -75,8 +75,8 @@ TEST(StepInputTest, RefusesInconsistentSteps) {
   EXPECT_EQ(message(position), "step input: token 1 has position -1");
   StepInput past = twoSequences();
   past.positions[2] = 12; // block 3 of a 3-wide table
-  EXPECT_EQ(message(past),
-            "step input: sequence row 1 sees block 3 of group 0, past the table width 3");
+  EXPECT_EQ(message(past), "step input: sequence row 1 sees block 3 of group "
+                           "0, past the table width 3");
   StepInput freed = twoSequences();
   freed.positions[2] = 8; // the sliding window (keys 5-8) reaches the freed block 1
   freed.tables[1][4] = -1;

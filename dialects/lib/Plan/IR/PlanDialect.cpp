@@ -122,12 +122,16 @@ LogicalResult ViewAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 LogicalResult InputAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                ::cohere2c::PlanInput input, std::optional<int64_t> group) {
-  if (::cohere2c::isKVInput(input) != group.has_value() || (group && *group < 0))
-    return emitError() << "the KV inputs (kv_tables, kv_pool) and only they name a group "
-                          "(>= 0); found "
-                       << ::cohere2c::planInputName(input)
-                       << (group ? " with group " + std::to_string(*group) : " without one");
+                                ::cohere2c::PlanInput input,
+                                std::optional<int64_t> group) {
+  if (::cohere2c::isKVInput(input) != group.has_value() ||
+      (group && *group < 0))
+    return emitError()
+           << "the KV inputs (kv_tables, kv_pool) and only they name a group "
+              "(>= 0); found "
+           << ::cohere2c::planInputName(input)
+           << (group ? " with group " + std::to_string(*group)
+                     : " without one");
   return success();
 }
 
