@@ -89,6 +89,11 @@ struct KernelSpec {
   int64_t window = 0;
   /// Gemv, GemvFP8, RandomUniform: the output is f32 (else bf16).
   bool outF32 = false;
+  /// The blocks of a launch wait for each other (a grid-wide barrier:
+  /// SwiGLUQuantFP8 at one token takes the row's amax over its blocks), so
+  /// all of them must be resident on the device at once: the runtime
+  /// refuses a device that cannot hold them rather than hang.
+  bool gridSync = false;
   /// The row strides (elements) compiled in for the arguments that
   /// rowStrideArguments names, in that order: a projection read from a
   /// merged GEMM's output has that output's width as its stride.
@@ -96,7 +101,8 @@ struct KernelSpec {
 
   bool operator==(const KernelSpec &o) const {
     return family == o.family && rows == o.rows && rope == o.rope &&
-           window == o.window && outF32 == o.outF32 && strides == o.strides;
+           window == o.window && outF32 == o.outF32 && gridSync == o.gridSync &&
+           strides == o.strides;
   }
 };
 

@@ -64,25 +64,34 @@ std::optional<PlanInput> planInputNamed(std::string_view name) {
 namespace {
 
 json specToJson(const KernelSpec &spec) {
-  return {{"family", kernelFamilyName(spec.family)}, {"rows", kernelRowsName(spec.rows)},
-          {"rope", spec.rope},     {"window", spec.window},
-          {"out_f32", spec.outF32}, {"strides", spec.strides}};
+  return {{"family", kernelFamilyName(spec.family)},
+          {"rows", kernelRowsName(spec.rows)},
+          {"rope", spec.rope},
+          {"window", spec.window},
+          {"out_f32", spec.outF32},
+          {"grid_sync", spec.gridSync},
+          {"strides", spec.strides}};
 }
 
 /// The spec of a kernel step, or none if `j` is not a well-formed one.
 std::optional<KernelSpec> specFromJson(const json &j) {
   auto at = [&](const char *key) -> const json & { return field(j, key); };
   const json &strides = at("strides");
-  if (!at("family").is_string() || !at("rows").is_string() || !at("rope").is_boolean() ||
-      !at("window").is_number_integer() || !at("out_f32").is_boolean() ||
+  if (!at("family").is_string() || !at("rows").is_string() ||
+      !at("rope").is_boolean() || !at("window").is_number_integer() ||
+      !at("out_f32").is_boolean() || !at("grid_sync").is_boolean() ||
       !strides.is_array() || strides.size() != KernelSpec().strides.size())
     return std::nullopt;
   std::optional<KernelFamily> family = kernelFamilyNamed(at("family").get<std::string>());
   std::optional<KernelRows> rows = kernelRowsNamed(at("rows").get<std::string>());
   if (!family || !rows || at("window").get<int64_t>() < 0)
     return std::nullopt;
-  KernelSpec spec{*family, *rows, at("rope").get<bool>(), at("window").get<int64_t>(),
-                  at("out_f32").get<bool>()};
+  KernelSpec spec{*family,
+                  *rows,
+                  at("rope").get<bool>(),
+                  at("window").get<int64_t>(),
+                  at("out_f32").get<bool>(),
+                  at("grid_sync").get<bool>()};
   for (size_t i = 0; i < strides.size(); ++i) {
     if (!strides[i].is_number_integer() || strides[i].get<int64_t>() < 0)
       return std::nullopt;
@@ -355,6 +364,13 @@ Status LaunchPlan::check(const WeightLayout &weights, int64_t kvGroups,
           s.blockX > 1024)
         return bad("kernel " + s.kernel + " launched with grid_y " + std::to_string(s.gridY) +
                    " and block_x " + std::to_string(s.blockX));
+      // A grid-synchronized kernel's blocks are its grid_y (the runtime
+      // checks they fit the device at once): its grid_x is at most 1.
+      if (s.spec.gridSync && s.gridX != StepParam::GemvToken)
+        return bad("kernel " + s.kernel +
+                   " synchronizes its grid but is launched over " +
+                   std::string(stepParamName(s.gridX)) +
+                   " (only gemv_token, at most 1)");
       // The rows a kernel was compiled to stride through are those of the
       // buffers it is given.
       std::vector<int> rows = rowStrideArguments(s.spec);

@@ -162,7 +162,8 @@ struct LaunchPlan {
   /// runtime never launches with a missing pointer: buffers (unique, width
   /// > 0, views inside them), weights (in `weights`; a GEMM's [n, k] weight
   /// and its n scales inside the weights), step inputs (a KV input's group
-  /// below `kvGroups`), kernel grids
+  /// below `kvGroups`), kernel grids (a grid_sync kernel's grid_x
+  /// gemv_token)
   /// (grid_y in [1, 65535], block_x in [1, 1024]), forks and joins (paired,
   /// not nested, side steps between them, no buffer column or step input
   /// named by both streams between them). Errors name `source` and the

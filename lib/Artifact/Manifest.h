@@ -78,7 +78,8 @@ struct Manifest {
   /// split stores the output and no merge runs).
   /// 10: one KV group per distinct window (kv_groups entries without a
   /// name); the plan's inputs kv_tables and kv_pool with a group in place
-  /// of the full and sliding ones, one parameter table_width.
+  /// of the full and sliding ones, one parameter table_width; kernel specs
+  /// say whether the kernel synchronizes its grid ("grid_sync").
   static constexpr int kFormatVersion = 10;
 
   ModelConfig config;

@@ -138,6 +138,7 @@ KernelGenerator::Kernel KernelGenerator::swigluQuantTokenKernel(Type e, int64_t 
                               std::to_string(blocks));
   KernelSpec spec{KernelFamily::SwiGLUQuantFP8};
   spec.strides = {gateStride, upStride, 0};
+  spec.gridSync = true;
   int64_t slice = width / blocks;
   if (!beginKernel(name, {flat(e), flat(e), flat(b.getI16Type()), flat(b.getF32Type())},
                    tokenRowThreads(width, blocks), kReduceScratch))

@@ -19,16 +19,20 @@
 
 namespace cohere2c {
 
+// clang-format off
 #define COHERE2C_CUDA_DRIVER_FUNCTIONS(X)                                      \
   X(cuInit) X(cuDeviceGet) X(cuDeviceGetName) X(cuDevicePrimaryCtxRetain)      \
   X(cuCtxSetCurrent) X(cuModuleLoadData) X(cuModuleGetFunction)                \
   X(cuLaunchKernelEx) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoDAsync)          \
   X(cuMemcpyDtoHAsync) X(cuMemsetD8Async) X(cuMemGetInfo) X(cuStreamCreate)    \
-  X(cuStreamSynchronize) X(cuStreamBeginCapture) X(cuStreamEndCapture)        \
+  X(cuStreamSynchronize) X(cuStreamBeginCapture) X(cuStreamEndCapture)         \
   X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphDestroy)            \
-  X(cuGraphExecDestroy) X(cuGetErrorName) X(cuGetErrorString) X(cuStreamDestroy)  \
-  X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuStreamWaitEvent)    \
-  X(cuEventSynchronize) X(cuMemHostAlloc) X(cuMemFreeHost)
+  X(cuGraphExecDestroy) X(cuGetErrorName) X(cuGetErrorString)                  \
+  X(cuStreamDestroy) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)       \
+  X(cuStreamWaitEvent) X(cuEventSynchronize) X(cuMemHostAlloc)                 \
+  X(cuMemFreeHost) X(cuDeviceGetAttribute)                                     \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+// clang-format on
 
 #define COHERE2C_CUBLASLT_FUNCTIONS(X)                                         \
   X(cublasLtCreate) X(cublasLtMatmulDescCreate) X(cublasLtMatmulDescDestroy)   \

@@ -53,6 +53,8 @@ CudaExecutor::create(const LoadedArtifact &artifact, const WeightSource &weights
   COHERE2C_CHECK(cu.cuEventCreate(&e->joinEvent_, CU_EVENT_DISABLE_TIMING));
   if (Status s = e->loadKernels(artifact); !s.ok())
     return s;
+  if (Status s = e->checkGridSync(device); !s.ok())
+    return Status::error(artifact.path() + ": " + s.message());
   COHERE2C_CHECK(cu.cublasLtCreate(&e->cublas_));
   if (Status s = e->checkWeightsFit(options.gpuMemoryUtilization); !s.ok())
     return Status::error(artifact.path() + ": " + s.message());
@@ -94,6 +96,27 @@ Status CudaExecutor::loadKernels(const LoadedArtifact &artifact) {
     if (!s.ok())
       return Status::error(s.message() + " (" + kernel + ")");
     kernels_[kernel] = f;
+  }
+  return Status::success();
+}
+
+Status CudaExecutor::checkGridSync(CUdevice device) {
+  int sms = 0;
+  COHERE2C_CHECK(api_->cuDeviceGetAttribute(
+      &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device));
+  for (const PlanStep &step : manifest_->launchPlan.steps) {
+    if (step.kind != PlanStep::Kind::Kernel || !step.spec.gridSync)
+      continue;
+    int perSM = 0;
+    COHERE2C_CHECK(api_->cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        &perSM, kernels_[step.kernel], (int)step.blockX, 0));
+    if ((int64_t)perSM * sms < step.gridY)
+      return Status::error(
+          "kernel " + step.kernel + " needs its " + std::to_string(step.gridY) +
+          " blocks resident at once (they wait for each other), but " +
+          deviceName_ + " holds " + std::to_string(perSM * sms) + " (" +
+          std::to_string(sms) + " SMs x " + std::to_string(perSM) +
+          " blocks of " + std::to_string(step.blockX) + " threads)");
   }
   return Status::success();
 }

@@ -65,6 +65,11 @@ private:
   CudaExecutor() = default;
   /// The kernel image and every kernel the plan launches or fills weights with.
   Status loadKernels(const LoadedArtifact &artifact);
+  /// That every grid-synchronized launch of the plan (KernelSpec::gridSync)
+  /// fits `device` at once, by the kernel's occupancy: otherwise its blocks
+  /// would wait forever for blocks that cannot start. Errors name the
+  /// kernel, the blocks it needs and those the device holds.
+  Status checkGridSync(CUdevice device);
   /// Refuses a model whose weights and workspaces do not fit what
   /// `utilization` of the device allows (DeviceMemory.cpp).
   Status checkWeightsFit(double utilization);

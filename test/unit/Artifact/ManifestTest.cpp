@@ -184,6 +184,7 @@ TEST(ManifestTest, RejectsJsonNestedTooDeep) {
 // The spec of an embedding kernel, as a manifest writes it.
 constexpr const char *kEmbeddingSpec =
     R"("spec":{"family":"embedding","rows":"all","rope":false,"window":0,"out_f32":false,)"
+    R"("grid_sync":false,)"
     R"("strides":[0,0,0]})";
 
 // A plan naming a size or an input the runtime does not provide is refused
@@ -268,6 +269,16 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
   EXPECT_EQ(plan(kernel(arg("buffer", "b0", 4, 8))),
             "x.so: launch plan: view [4, 12) of buffer b0 of width 8");
   EXPECT_EQ(plan(kernel(arg("weight", embedding, 0, 512 * 128))), "ok");
+  // A kernel whose blocks wait for each other is one grid_y of blocks.
+  std::string synced = kernel(arg("buffer", "b0"), 4);
+  synced.replace(synced.find(R"("grid_sync":false)"), 17,
+                 R"("grid_sync":true)");
+  EXPECT_EQ(plan(synced),
+            "x.so: launch plan: kernel k synchronizes its grid but is launched "
+            "over tokens (only gemv_token, at most 1)");
+  synced.replace(synced.find(R"("grid_x":"tokens")"), 17,
+                 R"("grid_x":"gemv_token")");
+  EXPECT_EQ(plan(synced), "ok");
   EXPECT_NE(plan(kernel(arg("weight", embedding, 0, 1 << 30)))
                 .find("a kernel reads 1073741824 elements from weight model.embed_tokens.weight, "
                       "past the weights"),
@@ -277,8 +288,9 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
   EXPECT_EQ(plan(kernel("", 0)), "x.so: launch plan: kernel k launched with grid_y 0 and block_x 32");
   // A SwiGLU kernel compiled for gate rows of 768 (a column range of a
   // merged GEMM's output) given a buffer 8 wide would read the wrong rows.
-  const std::string swiglu = R"("spec":{"family":"swiglu","rows":"all","rope":false,)"
-                             R"("window":0,"out_f32":false,"strides":[768,768,0]})";
+  const std::string swiglu =
+      R"("spec":{"family":"swiglu","rows":"all","rope":false,)"
+      R"("window":0,"out_f32":false,"grid_sync":false,"strides":[768,768,0]})";
   EXPECT_EQ(plan(kernel(arg("buffer", "b0") + "," + arg("buffer", "b0") + "," +
                             arg("buffer", "b0"),
                         1, 32, swiglu)),

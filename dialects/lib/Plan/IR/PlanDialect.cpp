@@ -62,8 +62,10 @@ FailureOr<::cohere2c::KernelSpec> mlir::cohere2c::plan::parseKernelSpec(AsmParse
     StringRef key;
     if (parser.parseKeyword(&key))
       return failure();
-    if (key == "rope" || key == "out_f32") {
-      (key == "rope" ? spec.rope : spec.outF32) = true;
+    if (key == "rope" || key == "out_f32" || key == "grid_sync") {
+      (key == "rope"      ? spec.rope
+       : key == "out_f32" ? spec.outF32
+                          : spec.gridSync) = true;
     } else if (key == "rows") {
       if (parser.parseEqual())
         return failure();
@@ -103,6 +105,8 @@ void mlir::cohere2c::plan::printKernelSpec(AsmPrinter &printer,
     printer << ", window = " << spec.window;
   if (spec.outF32)
     printer << ", out_f32";
+  if (spec.gridSync)
+    printer << ", grid_sync";
   size_t n = 0;
   while (n < spec.strides.size() && spec.strides[n])
     ++n;
