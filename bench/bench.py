@@ -43,6 +43,7 @@ import random
 import sys
 
 BLOCK_SIZE = 16             # cohere2c-run's default --block-size
+KV_GROUPS = 4               # Command R7B's: 8 full and 24 sliding layers in groups of 8
 HBM_BYTES_PER_S = 4.8e12    # H200
 DECODE_NEW = 128            # cohere2c's generated tokens in the decode cases
 HF_LONG_DECODE_NEW = 32     # Hugging Face's at the longest context (about 30 ms a token)
@@ -103,7 +104,9 @@ def make_cases(config, seed=0):
         wave_warm = [request(f"b{b}-warm-{i}", tokens(WARM_BATCH_PROMPT), WARM_BATCH_NEW)
                      for i in range(b)]
         wave = [request(f"b{b}-{i}", tokens(BATCH_PROMPT), DECODE_NEW) for i in range(b)]
-        blocks_each = -(-(BATCH_PROMPT + DECODE_NEW) // BLOCK_SIZE) + 4  # + partial blocks, slack
+        # Each group's blocks for the whole sequence (shorter than the window), + partial
+        # blocks and slack.
+        blocks_each = KV_GROUPS * (-(-(BATCH_PROMPT + DECODE_NEW) // BLOCK_SIZE) + 4)
         # A wave's prompts in one step (the default step budget of 8192 tokens would compute
         # them in chunks between the first requests' decode tokens, which their decode rates
         # would then include): the figure is the rate of a wave decoding together.

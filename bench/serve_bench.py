@@ -2,7 +2,7 @@
 """cohere2c-serve under load, against cohere2c-run's offline figures.
 
     serve_bench.py ARTIFACT.so [--serve BIN] [--run BIN] [--concurrency 1,16,64,256]
-                   [--prompt-tokens 128] [--new-tokens 128] [--kv-blocks 6000] [--markdown FILE]
+                   [--prompt-tokens 128] [--new-tokens 128] [--kv-blocks 24000] [--markdown FILE]
 
 ARTIFACT is a cuda artifact compiled from a config alone (Command R7B shapes); both tools bind
 seeded random weights. The server gets a tokenizer of the model's vocabulary size (--tokenizer):
@@ -155,7 +155,8 @@ def main():
     ap.add_argument("--prompt-tokens", type=int, default=128)
     ap.add_argument("--new-tokens", type=int, default=128)
     ap.add_argument("--vocab", type=int, default=256000)
-    ap.add_argument("--kv-blocks", type=int, default=6000, help="per KV group, both tools")
+    ap.add_argument("--kv-blocks", type=int, default=24000,
+                    help="blocks in the KV pool (Command R7B: 4 KV groups share it), both tools")
     ap.add_argument("--markdown")
     args = ap.parse_args()
     levels = [int(c) for c in args.concurrency.split(",")]

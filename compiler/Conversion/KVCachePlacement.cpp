@@ -21,14 +21,12 @@ mlir::cohere2c::kvCachePlacementOf(attn::AttentionOp op) {
   std::vector<::cohere2c::KVGroup> groups =
       kvGroupsOf(op->getParentOfType<ModuleOp>());
   for (size_t g = 0; g < groups.size(); ++g) {
-    if (groups[g].window != windowOf(op))
-      continue;
     const std::vector<int64_t> &layers = groups[g].layers;
-    return {(int64_t)g,
-            llvm::lower_bound(layers, op.getKvSlot()) - layers.begin(),
-            (int64_t)layers.size()};
+    auto slot = llvm::find(layers, op.getKvSlot());
+    if (slot != layers.end())
+      return {(int64_t)g, slot - layers.begin(), (int64_t)layers.size()};
   }
-  llvm_unreachable("kvGroupsOf has a group for every window");
+  llvm_unreachable("kvGroupsOf has a group for every layer");
 }
 
 Value mlir::cohere2c::kvPoolRowOffset(ImplicitLocOpBuilder &b, Value block,

@@ -11,8 +11,9 @@
 
 namespace mlir::cohere2c {
 
-/// Layers that share a window share a KV group (Manifest.h): one group per
-/// distinct window, each pool laid out [blocks][layers of the group][K, V]...
+/// Where a layer's KV lives (Manifest.h, KVGroup): its group, of equal-size
+/// groups per window drawing blocks from one pool laid out
+/// [blocks][layers of a group][K, V]...
 struct KVCachePlacement {
   int64_t group = 0;         // the group's index, in kvGroupsOf's order
   int64_t slot = 0;          // the layer's rank among the group's layers
@@ -23,20 +24,22 @@ struct KVCachePlacement {
 /// kv_slot, the layer index).
 KVCachePlacement kvCachePlacementOf(attn::AttentionOp op);
 
-/// The element offset in a KV group's pool of the K (kv = 0) or V (kv = 1)
+/// The element offset in the KV pool of the K (kv = 0) or V (kv = 1)
 /// row of token slot `inBlock` of pool block `block`, for the group's layer
-/// `layerSlot` of `groupLayers` layers; kvWidth = KV heads x head_dim. A pool is laid out
-/// [blocks][layers of the group][K, V][block size][KV heads][head_dim] (the
-/// runtime allocates blocks of that size, runtime/src/kv_cache), so a block
-/// holds every layer of its group for the same tokens. Index-typed values;
-/// both lowerings address the cache through it.
+/// `layerSlot` of `groupLayers` layers; kvWidth = KV heads x head_dim. The pool
+/// is laid out [blocks][layers of the group][K, V][block size][KV
+/// heads][head_dim] (the runtime allocates blocks of that size,
+/// runtime/src/kv_cache), so a block holds every layer of its group for the
+/// same tokens. Index-typed values; both lowerings address the cache through
+/// it.
 Value kvPoolRowOffset(ImplicitLocOpBuilder &b, Value block, Value layerSlot, int64_t groupLayers,
                       Value blockSize, Value inBlock, int64_t kv, int64_t kvWidth);
 
 /// The KV groups of `module`'s attention ops, as the manifest records them
-/// for the runtime: one per distinct window the kernels were specialized on
-/// (0 for full attention), by window (KVGroup's order); each group's layers
-/// ranked by kv_slot (the order of kvCachePlacementOf's slots).
+/// for the runtime: the layers of each window the kernels were specialized
+/// on (0 for full attention) in groups of one size, by window (KVGroup's
+/// order); each group's layers ranked by kv_slot (the order of
+/// kvCachePlacementOf's slots).
 std::vector<::cohere2c::KVGroup> kvGroupsOf(ModuleOp module);
 
 } // namespace mlir::cohere2c

@@ -39,9 +39,10 @@ struct PlanBuffer {
 /// step's token ids, positions, sequence rows ([tokens] i32), generated
 /// flags ([tokens] i32) and the indices of the generated tokens
 /// ([decode_tokens] i32); per KV group (PlanArg::group, an index into the
-/// manifest's kv_groups) its block tables ([seqs, table_width] i32) and
-/// pool; the rows wanting logits ([rows] i32), the logits ([rows, vocab]
-/// f32) and each logits row's greedy token ([rows] i32).
+/// manifest's kv_groups) its block tables ([seqs, table_width] i32); the
+/// KV pool every group's blocks are in; the rows wanting logits ([rows] i32),
+/// the logits ([rows, vocab] f32) and each logits row's greedy token ([rows]
+/// i32).
 enum class PlanInput : uint8_t {
   Ids,
   Positions,
@@ -59,10 +60,8 @@ inline constexpr int kNumPlanInputs = (int)PlanInput::GreedyTokens + 1;
 std::string_view planInputName(PlanInput input);
 /// The input of that name, or none.
 std::optional<PlanInput> planInputNamed(std::string_view name);
-/// Whether `input` is one per KV group (its tables or its pool).
-inline bool isKVInput(PlanInput input) {
-  return input == PlanInput::KVTables || input == PlanInput::KVPool;
-}
+/// Whether `input` is one per KV group (its block tables).
+inline bool isKVInput(PlanInput input) { return input == PlanInput::KVTables; }
 
 /// A kernel argument.
 struct PlanArg {
@@ -76,7 +75,7 @@ struct PlanArg {
   Kind kind = Kind::Int;
   std::string name; // Buffer, Weight
   PlanInput input = PlanInput::Ids;
-  int64_t group = 0; // Input kv_tables, kv_pool: the KV group
+  int64_t group = 0; // Input kv_tables: the KV group
   StepParam param = StepParam::Tokens;
   int64_t value = 0;
   // Buffer: the columns [column, column + width) of each row (width 0: all

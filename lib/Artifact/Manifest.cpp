@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cassert>
+#include <numeric>
 
 // xxHash header-only, as in the KV cache's block hashes.
 #define XXH_INLINE_ALL
@@ -21,7 +22,8 @@ uint64_t manifestDigest(const std::string &json) {
 using nlohmann::json;
 
 std::string KVGroup::name() const {
-  return window ? "sliding" + std::to_string(window) : "full";
+  return (window ? "sliding" + std::to_string(window) : std::string("full")) +
+         (part >= 0 ? "." + std::to_string(part) : std::string());
 }
 
 std::vector<KVGroup>
@@ -29,9 +31,18 @@ kvGroupsOfWindows(const std::map<int64_t, int64_t> &windowOfLayer) {
   std::map<int64_t, std::vector<int64_t>> layersOf;
   for (auto [layer, window] : windowOfLayer)
     layersOf[window].push_back(layer);
+  int64_t size = 0;
+  for (const auto &[window, layers] : layersOf)
+    size = std::gcd(size, (int64_t)layers.size());
   std::vector<KVGroup> groups;
-  for (auto &[window, layers] : layersOf)
-    groups.push_back({window, std::move(layers)});
+  for (const auto &[window, layers] : layersOf) {
+    int64_t parts = (int64_t)layers.size() / size;
+    for (int64_t p = 0; p < parts; ++p)
+      groups.push_back(
+          {window,
+           {layers.begin() + p * size, layers.begin() + (p + 1) * size},
+           parts > 1 ? p : -1});
+  }
   return groups;
 }
 
@@ -43,19 +54,13 @@ std::vector<KVGroup> kvGroupsFor(const ModelConfig &config) {
   return kvGroupsOfWindows(windowOfLayer);
 }
 
-int64_t kvBytesPerBlock(const Manifest &m, size_t group, int64_t blockSize) {
+int64_t kvBytesPerBlock(const Manifest &m, int64_t blockSize) {
   StatusOr<Precision> precision = Precision::forTarget(m.precision, m.target);
   assert(precision.ok() && "the precision of a parsed manifest is known");
-  return (int64_t)m.kvGroups[group].layers.size() * 2 * blockSize *
+  assert(!m.kvGroups.empty() && "a parsed manifest has KV groups");
+  return (int64_t)m.kvGroups[0].layers.size() * 2 * blockSize *
          m.config.numKVHeads * m.config.headDim *
          (int64_t)dtypeSize(precision->activations);
-}
-
-int64_t kvBytesPerBlockOfAllGroups(const Manifest &m, int64_t blockSize) {
-  int64_t bytes = 0;
-  for (size_t g = 0; g < m.kvGroups.size(); ++g)
-    bytes += kvBytesPerBlock(m, g, blockSize);
-  return bytes;
 }
 
 std::string Manifest::toJson() const {
@@ -125,7 +130,7 @@ StatusOr<std::vector<KVGroup>> parseKVGroups(const json &j, const ModelConfig &c
   if (!agree)
     return bad(jsonExcerpt(*groups) +
                " disagree with the config's groups: " + describe(expected));
-  return parsed;
+  return expected;
 }
 
 } // namespace

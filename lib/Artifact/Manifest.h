@@ -21,24 +21,35 @@
 
 namespace cohere2c {
 
-/// Layers that share a window share a KV group: one block table per
-/// sequence and one block pool. The pool of a group is laid out as
-/// [blocks][layers of the group][K, V][block size][KV heads][head_dim].
-/// A model has one group per distinct window of its attention layers,
-/// ordered by window (the full layers' 0 first); a group's index in that
-/// order is how the step ABI and the launch plan name it.
+/// Layers that share a window and a block table form a KV group. A model's
+/// groups hold the same number of layers, so that a block (B tokens of K
+/// and V for each layer of a group) takes the same bytes in every group and
+/// all groups draw their blocks from one pool, as vLLM's hybrid KV cache
+/// manager does: a sliding group releases the blocks that fall out of its
+/// window to the full groups. A window's layers are split into groups of
+/// gcd(layer count of each window) layers (Command R7B: 8 full layers and
+/// 24 sliding ones make one full group and three sliding groups of 8).
+/// A block in any group is laid out as
+/// [layers of the group][K, V][block size][KV heads][head_dim].
+/// Groups are ordered by window (the full layers' 0 first), then by their
+/// first layer; a group's index in that order is how the step ABI and the
+/// launch plan name it.
 struct KVGroup {
   int64_t window = 0;          // tokens a query sees; 0 = unbounded (full)
   std::vector<int64_t>
-      layers; // model layer indices, ascending; position = slot in the pool
+      layers; // model layer indices, ascending; position = slot in a block
+  /// Index among the groups of its window when that window's layers are
+  /// split over several, else -1.
+  int64_t part = -1;
 
-  /// "full" or "sliding<W>" ("sliding4096"), as the kernels are named: for
+  /// "full" or "sliding<W>" ("sliding4096"), as the kernels are named, then
+  /// ".<part>" when the window has several groups ("sliding4096.2"): for
   /// messages and metrics.
   std::string name() const;
 };
 
 /// The groups of layers of windows windowOfLayer[layer] (0: full
-/// attention), in KVGroup's order.
+/// attention), in KVGroup's order and sizes.
 std::vector<KVGroup>
 kvGroupsOfWindows(const std::map<int64_t, int64_t> &windowOfLayer);
 
@@ -80,7 +91,9 @@ struct Manifest {
   /// name); the plan's inputs kv_tables and kv_pool with a group in place
   /// of the full and sliding ones, one parameter table_width; kernel specs
   /// say whether the kernel synchronizes its grid ("grid_sync").
-  static constexpr int kFormatVersion = 10;
+  /// 11: KV groups of one size (a window's layers split into several), all
+  /// drawing blocks from one pool (the plan's kv_pool inputs one buffer).
+  static constexpr int kFormatVersion = 11;
 
   ModelConfig config;
   std::string target;    // "host" or "cuda"
@@ -104,14 +117,12 @@ struct Manifest {
                                   const std::string &source);
 };
 
-/// Bytes of one KV block of m.kvGroups[group] (the pool layout of
-/// KVGroup): layers in the group x 2 (K, V) x blockSize x
-/// num_key_value_heads x head_dim x the size of the storage dtype of
-/// m.precision. `m` is a parsed manifest (a known precision). With the
-/// config's limits (Config.h) and blockSize <= 2^16 this is at most 2^49.
-int64_t kvBytesPerBlock(const Manifest &m, size_t group, int64_t blockSize);
-/// The sum over m's groups: the bytes of a block in every group.
-int64_t kvBytesPerBlockOfAllGroups(const Manifest &m, int64_t blockSize);
+/// Bytes of one KV block of any of m's groups (the layout of KVGroup, all
+/// groups holding the same number of layers): layers in a group x 2 (K, V)
+/// x blockSize x num_key_value_heads x head_dim x the size of the storage
+/// dtype of m.precision. `m` is a parsed manifest (a known precision). With
+/// the config's limits (Config.h) and blockSize <= 2^16 this is at most 2^49.
+int64_t kvBytesPerBlock(const Manifest &m, int64_t blockSize);
 
 } // namespace cohere2c
 

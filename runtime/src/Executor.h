@@ -18,15 +18,15 @@
 
 namespace cohere2c {
 
-/// What a step may address: token ids below the vocabulary, and in each KV
-/// group (the manifest's kv_groups) numBlocks blocks of blockSize tokens;
-/// window[g] is group g's window (0: unbounded).
+/// What a step may address: token ids below the vocabulary, and numBlocks
+/// blocks of blockSize tokens in the KV pool every KV group (the manifest's
+/// kv_groups) draws from; window[g] is group g's window (0: unbounded).
 struct StepLimits {
   int64_t vocab = 0, blockSize = 1, numBlocks = 0;
   std::vector<int64_t> window;
 
   /// The limits of `manifest`'s model served with `numBlocks` blocks of
-  /// `blockSize` tokens in each KV group.
+  /// `blockSize` tokens in its KV pool.
   static StepLimits of(const Manifest &manifest, int64_t blockSize,
                        int64_t numBlocks);
 };
@@ -93,8 +93,9 @@ public:
   /// Runs one step into `output` (its buffers are reused from step to
   /// step). Errors name the failing call.
   virtual Status run(const StepInput &input, StepOutput &output) = 0;
-  /// Bytes of KV-cache memory per block of each KV group.
-  virtual std::vector<int64_t> bytesPerBlock() const = 0;
+  /// Bytes of KV-cache memory per block (kvBytesPerBlock: the same in
+  /// every KV group).
+  virtual int64_t bytesPerBlock() const = 0;
 };
 
 } // namespace cohere2c

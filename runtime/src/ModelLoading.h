@@ -39,7 +39,7 @@ loadWeights(const LoadedArtifact &artifact, const std::string &checkpoint,
             std::optional<uint64_t> randomSeed);
 
 /// The executor of the artifact's target (host or cuda) with
-/// options.numBlocks blocks per KV group of options.blockSize tokens (0
+/// a KV pool of options.numBlocks blocks of options.blockSize tokens (0
 /// blocks: what the target leaves, written back into `options`), the
 /// weights read from `weights`. A cuda executor names its device and how
 /// it split the device's memory on stderr. Errors: the executor's.

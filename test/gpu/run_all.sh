@@ -175,12 +175,12 @@ seed 4 Y=28
 short 4 Y=4
 boundary 4 Y=32
 seed 3 Y=30
-sixteen 4 - --max-batch 4 --kv-blocks 16 --prefill-chunk 7
+sixteen 4 - --max-batch 4 --kv-blocks 34 --prefill-chunk 7
 CASES
 done
 
 want sanitize && echo "--- compute-sanitizer's memcheck, racecheck, synccheck and initcheck (tiny-cohere2)"
-# Chunked prefill then decode, and prefix reuse with preemption (16 requests, 16 KV blocks),
+# Chunked prefill then decode, and prefix reuse with preemption (16 requests, 34 KV blocks),
 # bf16 and fp8: any report fails. initcheck also checks that no kernel reads a KV row that no
 # step wrote (the activation buffers are zero-filled once: runtime/src/cuda/CudaExecutor.cpp).
 want sanitize && for precision in bf16 fp8-rowwise; do
@@ -191,9 +191,9 @@ want sanitize && for precision in bf16 fp8-rowwise; do
   for tool in memcheck racecheck synccheck initcheck; do
     for case in chunked prefix; do
       if [[ $case == chunked ]]; then
-        args=(--prompt-ids "$ids" --max-new-tokens 6 --prefill-chunk 7 --kv-blocks 64)
+        args=(--prompt-ids "$ids" --max-new-tokens 6 --prefill-chunk 7 --kv-blocks 128)
       else
-        args=(--requests "$work/sixteen.jsonl" --block-size 4 --max-batch 4 --kv-blocks 16 --prefill-chunk 7)
+        args=(--requests "$work/sixteen.jsonl" --block-size 4 --max-batch 4 --kv-blocks 34 --prefill-chunk 7)
       fi
       compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 \
         "$run" "$artifact" $(weights tiny-cohere2) "${args[@]}" --ignore-eos > "$work/sanitizer.out" 2>&1

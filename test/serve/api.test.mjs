@@ -179,7 +179,8 @@ describe('completions', () => {
     assert.equal(health, '200');
     const metrics = execFileSync('curl', ['-s', `${server.url}/metrics`]).toString();
     for (const name of ['cohere2c_num_requests_running', 'cohere2c_num_requests_waiting',
-                        'cohere2c_kv_cache_blocks{group="full",state="free"}',
+                        'cohere2c_kv_cache_blocks{group="full",state="used"}',
+                        'cohere2c_kv_cache_free_blocks',
                         'cohere2c_prefix_cache_queries_total', 'cohere2c_prefix_cache_hits_total',
                         'cohere2c_prompt_tokens_total', 'cohere2c_generation_tokens_total',
                         'cohere2c_time_to_first_token_seconds_bucket',

@@ -44,7 +44,7 @@ it('serves 64 concurrent clients as it serves each request alone', { timeout: 60
     assert.equal(await alone.stop(), 0);
   }
 
-  const server = await startServer(['--max-batch', '32', '--kv-blocks', '600']);
+  const server = await startServer(['--max-batch', '32', '--kv-blocks', '2400']);
   const client = server.client({ timeout: 600000 });
   let finished = 0, cancelled = 0, made = 0;
   const clientRun = async (c) => {

@@ -458,8 +458,7 @@ void printStats(cohere2c_engine_t *engine) {
       stderr,
       "prefill: %lld tokens in %.2f ms; decode: %lld tokens in %.2f ms "
       "(%.1f tokens/s); steps %lld, preemptions %lld\n"
-      "kv cache: peak %.2f MiB in use (block size %lld, %lld blocks per "
-      "group)\n",
+      "kv cache: peak %.2f MiB in use (block size %lld, %lld blocks)\n",
       (long long)stats.prefill_tokens, stats.prefill_ms,
       (long long)stats.decode_tokens, stats.decode_ms,
       stats.decode_ms > 0 ? stats.decode_tokens * 1000.0 / stats.decode_ms

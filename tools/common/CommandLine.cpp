@@ -117,7 +117,7 @@ void addEngineOptions(CLI::App &app, cohere2c_engine_options_t &engine) {
   addIntegerOption(app, "--block-size", engine.block_size,
                    "tokens per KV block", 1, int64_t(1) << 16);
   addIntegerOption(app, "--kv-blocks", engine.kv_blocks,
-                   "blocks per KV group (0: cuda, what "
+                   "blocks in the KV pool all KV groups share (0: cuda, what "
                    "--gpu-memory-utilization leaves; host, room for "
                    "--max-batch full contexts, at most 4 GiB)",
                    0, kInt32Max);

@@ -239,7 +239,7 @@ LogicalResult KernelGenerator::lowerAttention(attn::AttentionOp o) {
   KVCachePlacement placement = kvCachePlacementOf(o);
   int64_t layers = placement.layersInGroup;
   PlanArg tables = PlanArg::of(PlanInput::KVTables, placement.group),
-          pool = PlanArg::of(PlanInput::KVPool, placement.group);
+          pool = input(PlanInput::KVPool);
   PlanArg slot = constant(placement.slot), bs = param(StepParam::BlockSize),
           width = param(StepParam::TableWidth);
   PlanArg q = buffers[o.getQ()], k = buffers[o.getK()], v = buffers[o.getV()];

@@ -47,7 +47,6 @@ enum StepArg {
   kSeqs,
   kKVTables,
   kKVPool,
-  kKVPoolOffsets,
   kLogitRows,
   kLogits,
   kBlockSize,
@@ -55,10 +54,10 @@ enum StepArg {
 };
 
 /// Where an attention layer keeps its K and V: its group (the index of its
-/// block tables), where the group's pool starts in the KV pool (index
-/// values), its slot in the group, and the group's number of layers.
+/// block tables, an index value), its slot in the group, and the group's
+/// number of layers.
 struct CacheSlot {
-  Value group, poolStart;
+  Value group;
   int64_t slot = 0, layersInGroup = 0;
 };
 
@@ -421,7 +420,6 @@ CacheSlot StepLowering::cacheSlotOf(attn::AttentionOp op) {
   KVCachePlacement placement = kvCachePlacementOf(op);
   CacheSlot slot;
   slot.group = index(placement.group);
-  slot.poolStart = toIndex(load(arg(kKVPoolOffsets), {slot.group}));
   slot.slot = placement.slot;
   slot.layersInGroup = placement.layersInGroup;
   return slot;
@@ -453,7 +451,7 @@ void StepLowering::lower(attn::AttentionOp op) {
     Value row =
         kvPoolRowOffset(b, block, index(cache.slot), cache.layersInGroup,
                         blockSize, inBlock, kv, kvHeads * hd);
-    return add(cache.poolStart, add(row, mul(kvh, index(hd))));
+    return add(row, mul(kvh, index(hd)));
   };
 
   // 1. Append K (rotated) and V.
@@ -578,7 +576,6 @@ struct ConvertAttnToHostPass
         MemRefType::get({dyn}, i32);
     args[kKVTables] = MemRefType::get({dyn, dyn, dyn}, i32);
     args[kKVPool] = MemRefType::get({dyn}, f32);
-    args[kKVPoolOffsets] = MemRefType::get({dyn}, b.getI64Type());
     args[kLogits] = MemRefType::get({dyn, dyn}, f32);
     args[kBlockSize] = b.getI64Type();
 

@@ -21,19 +21,18 @@ namespace mlir::cohere2c {
 ///     in the tables kv_tables:      memref<?x?x?xi32> [G, S, blocks] block
 ///     tables of each
 ///                                       KV group (the manifest's kv_groups)
-///     kv_pool:        memref<?xf32>   every group's block pool, back to back
-///     kv_pool_offsets: memref<?xi64>  [G] where each group's pool starts in
-///                                     kv_pool, in elements
+///     kv_pool:        memref<?xf32>   the block pool of every group
 ///     logit_rows:     memref<?xi32>   [R] tokens whose logits are wanted
 ///     logits:         memref<?x?xf32> [R, vocab] out
 ///     block_size:     i64             tokens per KV block)
 ///
-/// A pool is [blocks][layers of the group][K, V][block_size][KV
-/// heads][head_dim] (Manifest.h). Token t at position p of sequence row s has
-/// its K and V, in the pool of its layer's group g, in block kv_tables[g][s][p
-/// / block_size], slot p % block_size. The step writes the K and V of its
-/// tokens first, then attends, so a token sees the tokens of its own step
-/// before it: prefill chunks and decode steps are one path.
+/// The pool is [blocks][layers of a group][K, V][block_size][KV
+/// heads][head_dim] (Manifest.h), every group's blocks drawn from it. Token t
+/// at position p of sequence row s has its K and V, for a layer of group g,
+/// in block kv_tables[g][s][p / block_size], slot p % block_size. The step
+/// writes the K and V of its tokens first, then attends, so a token sees the
+/// tokens of its own step before it: prefill chunks and decode steps are one
+/// path.
 #define GEN_PASS_DECL_CONVERTATTNTOHOST
 #include "Conversion/Passes.h.inc"
 

@@ -288,9 +288,9 @@ typedef struct cohere2c_engine_t cohere2c_engine_t;
 typedef struct cohere2c_engine_options_t {
   /* Tokens per KV block, in [1, 65536]. Default 16. */
   int64_t block_size;
-  /* KV blocks per KV group (the pool of each distinct window, for Cohere2
-   * the sliding-window layers' and the global layers', gets this many), in
-   * [0, 2^31 - 1]; 0 (the default):
+  /* Blocks in the KV pool (a block: block_size tokens of the layers of one
+   * KV group; every group draws from the pool, a sliding-window group only
+   * for the tokens in its window), in [0, 2^31 - 1]; 0 (the default):
    * on the cuda target, what gpu_memory_utilization leaves beyond the
    * weights and the activations; on the host target, room for max_batch
    * sequences of the whole context, at most 4 GiB of KV cache. */
@@ -366,28 +366,29 @@ cohere2c_status_t cohere2c_engine_stats(const cohere2c_engine_t *engine,
                                         cohere2c_engine_stats_t *out_stats);
 
 /* What the engine holds now: requests running (admitted, with KV blocks)
- * and waiting (submitted, not yet admitted), and its KV groups, one per
- * distinct attention window (cohere2c_engine_kv_group). */
+ * and waiting (submitted, not yet admitted), its KV groups (layers of one
+ * window, groups of equal size: cohere2c_engine_kv_group) and the free
+ * blocks of the KV pool they share (neither used nor cached). */
 typedef struct cohere2c_engine_load_t {
   int64_t running;
   int64_t waiting;
   size_t kv_groups;
+  int64_t free_kv_blocks;
 } cohere2c_engine_load_t;
 
 cohere2c_status_t cohere2c_engine_load(const cohere2c_engine_t *engine,
                                        cohere2c_engine_load_t *out_load);
 
-/* The blocks of one KV group: used (in some sequence's block table),
- * evictable (unreferenced, kept for prefix reuse until needed) and free;
- * used + evictable + free is the group's kv_blocks. name ("full",
- * "sliding4096": one group per distinct window) is valid while the
- * engine lives. Errors (INVALID_ARGUMENT):
- * group >= kv_groups. */
+/* The blocks of the KV pool one KV group holds: used (in some sequence's
+ * block table) and evictable (unreferenced, kept for prefix reuse until
+ * needed); kv_blocks = free_kv_blocks + the used and evictable blocks of
+ * every group. name ("full", "sliding4096", or "sliding4096.1" where a
+ * window's layers are split over several groups) is valid while the
+ * engine lives. Errors (INVALID_ARGUMENT): group >= kv_groups. */
 typedef struct cohere2c_kv_group_t {
   const char *name;
   int64_t used_blocks;
   int64_t evictable_blocks;
-  int64_t free_blocks;
 } cohere2c_kv_group_t;
 
 cohere2c_status_t cohere2c_engine_kv_group(const cohere2c_engine_t *engine,

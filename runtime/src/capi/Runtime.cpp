@@ -352,7 +352,8 @@ cohere2c_status_t cohere2c_engine_load(const cohere2c_engine_t *engine,
   if (!engine || !out_load)
     return nullArgument("cohere2c_engine_load", "engine or out_load");
   const Engine &e = *engine->engine;
-  *out_load = {e.numRunning(), e.numWaiting(), (size_t)e.kvCache().numGroups()};
+  *out_load = {e.numRunning(), e.numWaiting(), (size_t)e.kvCache().numGroups(),
+               e.kvCache().pool().numFreeBlocks()};
   return nullptr;
 }
 
@@ -367,9 +368,9 @@ cohere2c_status_t cohere2c_engine_kv_group(const cohere2c_engine_t *engine,
                       "cohere2c_engine_kv_group: group " +
                           std::to_string(group) + " of an engine with " +
                           std::to_string(cache.numGroups()) + " KV groups");
-  const kv::BlockPool &pool = cache.pool(group);
-  *out_group = {cache.groupSpec(group).name.c_str(), pool.numUsedBlocks(),
-                pool.numEvictableBlocks(), pool.numFreeBlocks()};
+  const kv::BlockPool &pool = cache.pool();
+  *out_group = {cache.groupSpec(group).name.c_str(), pool.numUsedBlocks(group),
+                pool.numEvictableBlocks(group)};
   return nullptr;
 }
 

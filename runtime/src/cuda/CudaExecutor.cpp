@@ -138,10 +138,9 @@ CudaExecutor::~CudaExecutor() {
   for (DeviceArray *a : {&weights_, &workspace_, &sideWorkspace_})
     if (a->ptr)
       api_->cuMemFree(a->ptr);
-  for (const std::vector<DeviceArray> *arrays : {&pools_, &tables_})
-    for (const DeviceArray &a : *arrays)
-      if (a.ptr)
-        api_->cuMemFree(a.ptr);
+  for (const DeviceArray &a : tables_)
+    if (a.ptr)
+      api_->cuMemFree(a.ptr);
   for (DeviceArray &a : inputs_)
     if (a.ptr)
       api_->cuMemFree(a.ptr);
@@ -157,9 +156,7 @@ DType CudaExecutor::bufferDType(const std::string &name) const {
   return DType::F32;
 }
 
-std::vector<int64_t> CudaExecutor::bytesPerBlock() const {
-  return bytesPerBlock_;
-}
+int64_t CudaExecutor::bytesPerBlock() const { return bytesPerBlock_; }
 
 Status CudaExecutor::ensure(DeviceArray &array, size_t bytes) {
   if (bytes <= array.bytes)
@@ -467,8 +464,6 @@ CudaExecutor::enqueueSteps(const StepParamValues &params) {
     case PlanArg::Kind::Weight:
       return weights_.ptr + m.weights.find(a.name)->offset;
     case PlanArg::Kind::Input:
-      if (a.input == PlanInput::KVPool)
-        return pools_[a.group].ptr;
       if (a.input == PlanInput::KVTables)
         return tables_[a.group].ptr;
       return input(a.input).ptr;

@@ -36,8 +36,8 @@ public:
   /// Loads the kernels, then the weights into device memory
   /// (DeviceWeights.cpp: streamed in chunks through pinned host memory, or
   /// generated on the device for random weights), reserves the activations
-  /// of the largest step `options` allow and gives the KV cache
-  /// options.numBlocks blocks of options.blockSize tokens per group, or,
+  /// of the largest step `options` allow and gives the KV pool
+  /// options.numBlocks blocks of options.blockSize tokens, or,
   /// when 0, what options.gpuMemoryUtilization leaves (written back;
   /// DeviceMemory.cpp). Errors: no usable GPU, an artifact for another
   /// target, a kernel image the driver rejects, a model that does not fit
@@ -49,11 +49,11 @@ public:
   ~CudaExecutor() override;
 
   Status run(const StepInput &input, StepOutput &output) override;
-  std::vector<int64_t> bytesPerBlock() const override;
+  int64_t bytesPerBlock() const override;
   /// The GPU's name, for reports.
   const std::string &deviceName() const { return deviceName_; }
   /// How the device memory was split, for reports: "weights 15.0 GiB,
-  /// activations 1.2 GiB, KV cache 100.3 GiB (2,000,000 tokens per group)".
+  /// activations 1.2 GiB, KV cache 100.3 GiB: ..." (DeviceMemory.cpp).
   const std::string &memoryReport() const { return memoryReport_; }
 
 private:
@@ -115,14 +115,13 @@ private:
   std::map<std::string, CUfunction> kernels_;
   cublasLtHandle_t cublas_ = nullptr;
   DeviceArray weights_, workspace_, sideWorkspace_;
-  /// Per KV group: its pool, its block tables (the step input kv_tables of
-  /// the group) and the bytes of a block.
-  std::vector<DeviceArray> pools_, tables_;
-  std::vector<int64_t> bytesPerBlock_;
-  StepLimits limits_; // the vocabulary, block size and pools a step may use
+  /// Per KV group: its block tables (the step input kv_tables of the group).
+  std::vector<DeviceArray> tables_;
+  int64_t bytesPerBlock_ = 0; // of a KV block (of any group)
+  StepLimits limits_; // the vocabulary, block size and blocks a step may use
   DType dtype_ = DType::BF16;
   // Step inputs and the plan's buffers, by name.
-  /// The step inputs by PlanInput but the KV inputs (pools_ and tables_).
+  /// The step inputs by PlanInput but the block tables (tables_).
   std::array<DeviceArray, kNumPlanInputs> inputs_;
   DeviceArray &input(PlanInput i) { return inputs_[(int)i]; }
   std::map<std::string, DeviceArray> buffers_;

@@ -27,16 +27,6 @@ std::string gib(double bytes) {
   return text;
 }
 
-std::string withCommas(int64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 /// The largest value of every step parameter over the steps `options`
 /// allow: up to maxStepTokens tokens, up to maxBatch of them generated and
 /// wanting logits, each seeing the whole context.
@@ -98,18 +88,18 @@ Status CudaExecutor::planMemory(EngineOptions &options) {
   for (const DeviceArray &a : inputs_)
     activations += a.bytes;
 
-  int64_t perBlock = kvBytesPerBlockOfAllGroups(m, options.blockSize);
-  bytesPerBlock_.clear();
-  for (size_t g = 0; g < m.kvGroups.size(); ++g)
-    bytesPerBlock_.push_back(kvBytesPerBlock(m, g, options.blockSize));
-  pools_.resize(m.kvGroups.size());
+  bytesPerBlock_ = kvBytesPerBlock(m, options.blockSize);
   tables_.resize(m.kvGroups.size());
   if (options.numBlocks == 0) {
     size_t free = 0, total = 0;
     COHERE2C_CHECK(api_->cuMemGetInfo(&free, &total));
     double left = options.gpuMemoryUtilization * total - double(total - free);
-    int64_t blocks = perBlock ? std::min<double>(left / perBlock, (1ll << 31) - 1) : 1;
-    if (blocks < 1)
+    // A token of context takes a block slot in every group until it leaves
+    // the sliding groups' windows: fewer than one sequence's worth of every
+    // group is no KV cache.
+    int64_t groups = m.kvGroups.size();
+    int64_t blocks = std::min<double>(left / bytesPerBlock_, (1ll << 31) - 1);
+    if (blocks < groups)
       return Status::error(
           "no device memory left for the KV cache: the weights take " +
           gib(m.weights.totalBytes) + " and the activations of steps of up to " +
@@ -119,16 +109,15 @@ Status CudaExecutor::planMemory(EngineOptions &options) {
           "--gpu-memory-utilization");
     options.numBlocks = blocks;
   }
-  for (size_t g = 0; g < m.kvGroups.size(); ++g)
-    if (Status s = ensure(pools_[g], options.numBlocks * bytesPerBlock_[g]);
-        !s.ok())
-      return s;
+  if (Status s =
+          ensure(input(PlanInput::KVPool), options.numBlocks * bytesPerBlock_);
+      !s.ok())
+    return s;
   memoryReport_ = "weights " + gib(m.weights.totalBytes) + ", activations " +
-                  gib(activations) + " (steps of up to " + std::to_string(tokens) +
-                  " tokens), KV cache " + gib(double(options.numBlocks) * perBlock) + ": " +
-                  withCommas(options.numBlocks) + " blocks of " +
-                  std::to_string(options.blockSize) + " tokens per group (" +
-                  withCommas(options.numBlocks * options.blockSize) + " tokens)";
+                  gib(activations) + " (steps of up to " +
+                  std::to_string(tokens) + " tokens), KV cache " +
+                  gib(double(options.numBlocks) * bytesPerBlock_) + ": " +
+                  kvCapacityText(m, options.numBlocks, options.blockSize);
   return Status::success();
 }
 

@@ -36,8 +36,7 @@ MemRef<T, 3> cube(const T *data, int64_t n0, int64_t n1, int64_t n2) {
 using StepFn = void (*)(MemRef<int8_t, 1> *, MemRef<int32_t, 1> *,
                         MemRef<int32_t, 1> *, MemRef<int32_t, 1> *,
                         MemRef<int32_t, 3> *, MemRef<float, 1> *,
-                        MemRef<int64_t, 1> *, MemRef<int32_t, 1> *,
-                        MemRef<float, 2> *, int64_t);
+                        MemRef<int32_t, 1> *, MemRef<float, 2> *, int64_t);
 
 } // namespace
 
@@ -61,15 +60,10 @@ HostExecutor::create(const LoadedArtifact &artifact,
   executor->step_ = *step;
   executor->weights_ = &weights;
   executor->limits_ = StepLimits::of(m, blockSize, numBlocks);
+  executor->bytesPerBlock_ = kvBytesPerBlock(m, blockSize);
   int64_t total = 0;
-  bool overflow = false;
-  for (size_t g = 0; g < m.kvGroups.size(); ++g) {
-    int64_t bytes = kvBytesPerBlock(m, g, blockSize), groupBytes = 0;
-    executor->bytesPerBlock_.push_back(bytes);
-    executor->poolOffsets_.push_back(total / (int64_t)sizeof(float));
-    overflow |= __builtin_mul_overflow(numBlocks, bytes, &groupBytes) ||
-                __builtin_add_overflow(total, groupBytes, &total);
-  }
+  bool overflow =
+      __builtin_mul_overflow(numBlocks, executor->bytesPerBlock_, &total);
   try {
     if (!overflow) {
       executor->pool_.assign(total / sizeof(float), 0.0f);
@@ -82,13 +76,10 @@ HostExecutor::create(const LoadedArtifact &artifact,
       (overflow ? std::string("more than 2^63") : std::to_string(total)) +
       " bytes of host memory for the KV cache (--kv-blocks " +
       std::to_string(numBlocks) + " blocks of --block-size " +
-      std::to_string(blockSize) + " tokens in each of " +
-      std::to_string(m.kvGroups.size()) + " KV groups)");
+      std::to_string(blockSize) + " tokens)");
 }
 
-std::vector<int64_t> HostExecutor::bytesPerBlock() const {
-  return bytesPerBlock_;
-}
+int64_t HostExecutor::bytesPerBlock() const { return bytesPerBlock_; }
 
 Status HostExecutor::run(const StepInput &in, StepOutput &output) {
   if (Status s = in.check(limits_); !s.ok())
@@ -107,12 +98,10 @@ Status HostExecutor::run(const StepInput &in, StepOutput &output) {
   auto seqs = vec(in.seqRows.data(), tokens);
   auto tables = cube(tables_.data(), groups, in.numSeqs, width);
   auto pool = vec(pool_.data(), (int64_t)pool_.size());
-  auto poolOffsets = vec(poolOffsets_.data(), groups);
   auto logitRows = vec(in.logitRows.data(), rows);
   auto out = mat(logits.data(), rows, limits_.vocab);
   reinterpret_cast<StepFn>(step_)(&weights, &ids, &positions, &seqs, &tables,
-                                  &pool, &poolOffsets, &logitRows, &out,
-                                  limits_.blockSize);
+                                  &pool, &logitRows, &out, limits_.blockSize);
   greedyTokensOnHost(in, limits_.vocab, output);
   return Status::success();
 }

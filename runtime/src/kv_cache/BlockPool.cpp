@@ -1,4 +1,4 @@
-//===- BlockPool.cpp - The blocks of one KV-cache group -------------------===//
+//===- BlockPool.cpp - The blocks of the KV cache -------------------------===//
 #include "kv_cache/BlockPool.h"
 
 #include <cassert>
@@ -6,15 +6,20 @@
 
 namespace cohere2c::kv {
 
-BlockPool::BlockPool(int64_t numBlocks, EvictionCallback onEvict)
-    : blocks(static_cast<size_t>(numBlocks)), onEvict(std::move(onEvict)) {
-  assert(numBlocks > 0 && "a block pool needs blocks");
+BlockPool::BlockPool(int64_t numBlocks, int64_t numGroups,
+                     EvictionCallback onEvict)
+    : blocks(static_cast<size_t>(numBlocks)), usedIn(numGroups, 0),
+      evictableIn(numGroups, 0), onEvict(std::move(onEvict)) {
+  assert(numBlocks > 0 && numGroups > 0 &&
+         "a block pool needs blocks and groups");
   freeBlocks.reserve(blocks.size());
   for (int64_t id = numBlocks - 1; id >= 0; --id)
     freeBlocks.push_back(static_cast<BlockId>(id));
 }
 
-std::optional<BlockId> BlockPool::allocate() {
+std::optional<BlockId> BlockPool::allocate(int64_t group) {
+  assert(group >= 0 && group < static_cast<int64_t>(usedIn.size()) &&
+         "a group of the pool");
   BlockId block;
   if (!freeBlocks.empty()) {
     block = freeBlocks.back();
@@ -23,24 +28,30 @@ std::optional<BlockId> BlockPool::allocate() {
     block = evictableBlocks.front();
     evictableBlocks.pop_front();
     BlockState &state = blocks[block];
-    BlockHash evicted = *state.hash;
+    --evictableIn[state.group];
+    CachedKV evicted = *state.content;
     cachedBlocks.erase(evicted);
-    state.hash.reset();
+    state.content.reset();
     if (onEvict)
       onEvict(evicted);
   } else {
     return std::nullopt;
   }
   blocks[block].refCount = 1;
+  blocks[block].group = group;
+  ++usedIn[group];
   return block;
 }
 
 void BlockPool::ref(BlockId block) {
   BlockState &state = blocks[block];
-  assert((state.refCount > 0 || state.hash) &&
+  assert((state.refCount > 0 || state.content) &&
          "only used or evictable blocks can be referenced");
-  if (state.refCount++ == 0)
+  if (state.refCount++ == 0) {
     evictableBlocks.erase(state.evictablePos);
+    --evictableIn[state.group];
+    ++usedIn[state.group];
+  }
 }
 
 void BlockPool::release(BlockId block) {
@@ -48,24 +59,27 @@ void BlockPool::release(BlockId block) {
   assert(state.refCount > 0 && "releasing an unreferenced block");
   if (--state.refCount > 0)
     return;
-  if (state.hash)
+  --usedIn[state.group];
+  if (state.content) {
     state.evictablePos = evictableBlocks.insert(evictableBlocks.end(), block);
-  else
+    ++evictableIn[state.group];
+  } else {
     freeBlocks.push_back(block);
+  }
 }
 
-bool BlockPool::cache(BlockId block, const BlockHash &hash) {
+bool BlockPool::cache(BlockId block, const CachedKV &content) {
   BlockState &state = blocks[block];
-  assert(state.refCount > 0 && !state.hash &&
-         "only used, uncached blocks can be cached");
-  if (!cachedBlocks.emplace(hash, block).second)
+  assert(state.refCount > 0 && !state.content && state.group == content.group &&
+         "only used, uncached blocks of the content's group can be cached");
+  if (!cachedBlocks.emplace(content, block).second)
     return false;
-  state.hash = hash;
+  state.content = content;
   return true;
 }
 
-std::optional<BlockId> BlockPool::lookup(const BlockHash &hash) const {
-  auto it = cachedBlocks.find(hash);
+std::optional<BlockId> BlockPool::lookup(const CachedKV &content) const {
+  auto it = cachedBlocks.find(content);
   if (it == cachedBlocks.end())
     return std::nullopt;
   return it->second;
@@ -76,7 +90,7 @@ int64_t BlockPool::refCount(BlockId block) const {
 }
 
 bool BlockPool::isCached(BlockId block) const {
-  return blocks[block].hash.has_value();
+  return blocks[block].content.has_value();
 }
 
 } // namespace cohere2c::kv

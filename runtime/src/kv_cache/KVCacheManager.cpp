@@ -21,11 +21,15 @@ Status unknownSequence(SeqId id) {
 } // namespace
 
 StatusOr<std::unique_ptr<KVCacheManager>>
-KVCacheManager::create(int64_t blockSize, std::vector<KVGroupSpec> groups,
-                       bool enablePrefixCache, BlockHasher hasher) {
+KVCacheManager::create(int64_t blockSize, int64_t numBlocks,
+                       std::vector<KVGroupSpec> groups, bool enablePrefixCache,
+                       BlockHasher hasher) {
   if (blockSize <= 0)
     return Status::error("kv cache: block size (" + std::to_string(blockSize) +
                          ") must be positive");
+  if (numBlocks <= 0 || numBlocks > std::numeric_limits<BlockId>::max())
+    return Status::error("kv cache: numBlocks (" + std::to_string(numBlocks) +
+                         ") must be in [1, 2^31)");
   if (groups.empty())
     return Status::error("kv cache: needs at least one KV group");
   for (const KVGroupSpec &group : groups) {
@@ -33,27 +37,23 @@ KVCacheManager::create(int64_t blockSize, std::vector<KVGroupSpec> groups,
       return Status::error("kv cache: group '" + group.name + "': window (" +
                            std::to_string(group.window) +
                            ") must be 0 (full attention) or positive");
-    if (group.numBlocks <= 0 ||
-        group.numBlocks > std::numeric_limits<BlockId>::max())
-      return Status::error("kv cache: group '" + group.name + "': numBlocks (" +
-                           std::to_string(group.numBlocks) +
-                           ") must be in [1, 2^31)");
   }
-  return std::unique_ptr<KVCacheManager>(new KVCacheManager(
-      blockSize, std::move(groups), enablePrefixCache, std::move(hasher)));
+  return std::unique_ptr<KVCacheManager>(
+      new KVCacheManager(blockSize, numBlocks, std::move(groups),
+                         enablePrefixCache, std::move(hasher)));
 }
 
-KVCacheManager::KVCacheManager(int64_t blockSize,
+KVCacheManager::KVCacheManager(int64_t blockSize, int64_t numBlocks,
                                std::vector<KVGroupSpec> groupSpecs,
                                bool enablePrefixCache, BlockHasher hasher)
     : blockSizeTokens(blockSize), groups(std::move(groupSpecs)),
       enablePrefixCache(enablePrefixCache), prefixTree(std::move(hasher)) {
   // An evicted block no longer pins its prefix node.
-  auto onEvict = [this](const BlockHash &hash) {
-    prefixTree.release(prefixTree.lookup(hash));
+  auto onEvict = [this](const CachedKV &content) {
+    prefixTree.release(prefixTree.lookup(content.hash));
   };
-  for (const KVGroupSpec &group : groups)
-    pools.push_back(std::make_unique<BlockPool>(group.numBlocks, onEvict));
+  blockPool = std::make_unique<BlockPool>(
+      numBlocks, static_cast<int64_t>(groups.size()), onEvict);
 }
 
 KVCacheManager::Sequence *KVCacheManager::findSequence(SeqId id) {
@@ -105,14 +105,17 @@ int64_t KVCacheManager::reuseCachedPrefix(Sequence &seq,
       break;
     nodes.push_back(node);
   }
-  // cachedBefore[g][k]: how many of nodes[0, k) have a block in pool g.
+  // cachedBefore[g][k]: how many of nodes[0, k) have a cached block of
+  // group g.
   const int64_t numNodes = static_cast<int64_t>(nodes.size());
   std::vector<std::vector<int64_t>> cachedBefore(groups.size());
   for (size_t g = 0; g < groups.size(); ++g) {
     cachedBefore[g].assign(numNodes + 1, 0);
     for (int64_t k = 0; k < numNodes; ++k)
       cachedBefore[g][k + 1] =
-          cachedBefore[g][k] + (pools[g]->lookup(nodes[k]->hash) ? 1 : 0);
+          cachedBefore[g][k] +
+          (blockPool->lookup({static_cast<int64_t>(g), nodes[k]->hash}) ? 1
+                                                                        : 0);
   }
   // The largest m whose blocks visible from the query at L = mB are cached.
   int64_t m = numNodes;
@@ -131,8 +134,8 @@ int64_t KVCacheManager::reuseCachedPrefix(Sequence &seq,
     std::vector<BlockId> &table = seq.blockTables[g];
     table.assign(m, kNullBlock);
     for (int64_t k = firstVisibleBlock(g, m * b); k < m; ++k) {
-      table[k] = *pools[g]->lookup(nodes[k]->hash);
-      pools[g]->ref(table[k]);
+      table[k] = *blockPool->lookup({(int64_t)g, nodes[k]->hash});
+      blockPool->ref(table[k]);
     }
   }
   seq.numHashedBlocks = m;
@@ -150,26 +153,22 @@ Status KVCacheManager::appendTokens(SeqId id,
   return Status::success();
 }
 
-bool KVCacheManager::fitsInPools(const Sequence &seq,
-                                 int64_t numNewTokens) const {
+bool KVCacheManager::fitsInPool(const Sequence &seq,
+                                int64_t numNewTokens) const {
   const int64_t end = seq.numComputed + numNewTokens;
+  int64_t available = blockPool->numAvailableBlocks(), needed = 0;
   for (size_t g = 0; g < groups.size(); ++g) {
     const std::vector<BlockId> &table = seq.blockTables[g];
-    const BlockPool &pool = *pools[g];
     const int64_t tableSize = static_cast<int64_t>(table.size());
     const int64_t released = firstVisibleBlock(g, seq.numComputed);
-    int64_t available = pool.numAvailableBlocks();
     for (int64_t k = 0; k < std::min(released, tableSize); ++k)
-      if (table[k] != kNullBlock && pool.refCount(table[k]) == 1)
+      if (table[k] != kNullBlock && blockPool->refCount(table[k]) == 1)
         ++available;
-    int64_t needed = 0;
     for (int64_t k = released; k < ceilDiv(end, blockSizeTokens); ++k)
       if (k >= tableSize || table[k] == kNullBlock)
         ++needed;
-    if (needed > available)
-      return false;
   }
-  return true;
+  return needed <= available;
 }
 
 StatusOr<bool> KVCacheManager::canAllocateSlots(SeqId id,
@@ -181,7 +180,7 @@ StatusOr<bool> KVCacheManager::canAllocateSlots(SeqId id,
     return Status::error("kv cache: " + seqName(id) + ": numNewTokens (" +
                          std::to_string(numNewTokens) +
                          ") must not be negative");
-  return fitsInPools(*seq, numNewTokens);
+  return fitsInPool(*seq, numNewTokens);
 }
 
 StatusOr<bool> KVCacheManager::allocateSlots(SeqId id, int64_t numNewTokens) {
@@ -191,22 +190,25 @@ StatusOr<bool> KVCacheManager::allocateSlots(SeqId id, int64_t numNewTokens) {
   Sequence &seq = *findSequence(id);
   const int64_t numNeeded =
       ceilDiv(seq.numComputed + numNewTokens, blockSizeTokens);
+  // Every group releases first: the blocks this frees count in fitsInPool
+  // and may go to another group.
   for (size_t g = 0; g < groups.size(); ++g) {
     std::vector<BlockId> &table = seq.blockTables[g];
-    BlockPool &pool = *pools[g];
-    // Release first: the blocks this frees count in fitsInPools.
     const int64_t released = firstVisibleBlock(g, seq.numComputed);
     for (int64_t k = 0; k < std::min<int64_t>(released, table.size()); ++k) {
       if (table[k] != kNullBlock) {
-        pool.release(table[k]);
+        blockPool->release(table[k]);
         table[k] = kNullBlock;
       }
     }
+  }
+  for (size_t g = 0; g < groups.size(); ++g) {
+    std::vector<BlockId> &table = seq.blockTables[g];
     if (static_cast<int64_t>(table.size()) < numNeeded)
       table.resize(numNeeded, kNullBlock);
-    for (int64_t k = released; k < numNeeded; ++k)
+    for (int64_t k = firstVisibleBlock(g, seq.numComputed); k < numNeeded; ++k)
       if (table[k] == kNullBlock)
-        table[k] = *pool.allocate();
+        table[k] = *blockPool->allocate(static_cast<int64_t>(g));
   }
   return true;
 }
@@ -254,7 +256,8 @@ void KVCacheManager::hashFullBlocks(Sequence &seq) {
     // Blocks just computed are present in every group: releases happen only
     // in allocateSlots, for blocks before the next query's window.
     for (size_t g = 0; g < groups.size(); ++g)
-      if (pools[g]->cache(seq.blockTables[g][k], node->hash))
+      if (blockPool->cache(seq.blockTables[g][k],
+                           {static_cast<int64_t>(g), node->hash}))
         prefixTree.retain(node);
     seq.numHashedBlocks = k + 1;
   }
@@ -264,12 +267,15 @@ Status KVCacheManager::freeSequence(SeqId id) {
   Sequence *seq = findSequence(id);
   if (!seq)
     return unknownSequence(id);
-  for (size_t g = 0; g < groups.size(); ++g) {
-    const std::vector<BlockId> &table = seq->blockTables[g];
-    for (auto it = table.rbegin(); it != table.rend(); ++it)
-      if (*it != kNullBlock)
-        pools[g]->release(*it);
-  }
+  // Logical block by block, every group's, from the last: the pool evicts
+  // the least recently released first.
+  size_t longest = 0;
+  for (const std::vector<BlockId> &table : seq->blockTables)
+    longest = std::max(longest, table.size());
+  for (size_t k = longest; k-- > 0;)
+    for (const std::vector<BlockId> &table : seq->blockTables)
+      if (k < table.size() && table[k] != kNullBlock)
+        blockPool->release(table[k]);
   if (seq->hashTail)
     prefixTree.release(seq->hashTail);
   sequences.erase(id);
@@ -297,15 +303,6 @@ int64_t KVCacheManager::numComputedTokens(SeqId id) const {
   const Sequence *seq = findSequence(id);
   assert(seq && "unknown sequence");
   return seq->numComputed;
-}
-
-int64_t
-KVCacheManager::usedBytes(const std::vector<int64_t> &bytesPerBlock) const {
-  assert(bytesPerBlock.size() == groups.size() && "one size per group");
-  int64_t bytes = 0;
-  for (size_t g = 0; g < groups.size(); ++g)
-    bytes += pools[g]->numUsedBlocks() * bytesPerBlock[g];
-  return bytes;
 }
 
 } // namespace cohere2c::kv

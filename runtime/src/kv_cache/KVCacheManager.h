@@ -1,9 +1,12 @@
 //===- KVCacheManager.h - Host bookkeeping of the paged KV cache ----------===//
 //
-// The block tables of every sequence, per KV group, and the prefix cache
-// (docs/ARCHITECTURE.md, "The paged KV cache"). Only block ids live here; the
-// memory layer maps (group, block id) to the address of B tokens' K and V for
-// every layer of that group.
+// The block tables of every sequence, per KV group, the one block pool all
+// groups draw from, and the prefix cache (docs/ARCHITECTURE.md, "The paged KV
+// cache"). Only block ids live here; the memory layer maps a block id to the
+// address of B tokens' K and V for every layer of a group (the groups hold
+// the same number of layers, Manifest.h). Blocks a sliding group releases
+// serve any group, as in vLLM's hybrid KV cache manager: past the window a
+// sequence's tokens take blocks only in the full groups.
 //
 // Rules, with B the block size and W a group's window in tokens:
 //   - Storage is never cyclic: logical block k of a sequence holds the KV of
@@ -16,8 +19,9 @@
 //     (W + the new tokens of a step + up to 2B of alignment).
 //   - Prefix cache: once every token of a block is computed, the block is
 //     hashed (chained XXH3-128 over the parent's hash and its B tokens),
-//     confirmed exactly through the PrefixTree, and registered in each group's
-//     pool. Released cached blocks stay evictable until their memory is needed.
+//     confirmed exactly through the PrefixTree, and each group's block of it
+//     registered in the pool under (group, hash). Released cached blocks
+//     stay evictable until their memory is needed.
 //   - Reuse: a request of n tokens starts at the largest L = mB < n for which
 //     every group has its blocks covering [max(0, L - W + 1), L) cached
 //     ([0, L) for a full group): the keys the query at L sees. Its sliding
@@ -63,23 +67,21 @@ namespace cohere2c::kv {
 
 using SeqId = int64_t;
 
-/// One KV group: layers that share a window share block tables and a pool.
+/// One KV group: layers that share a window and block tables.
 struct KVGroupSpec {
   std::string name;
   /// Sliding window W in tokens; 0 = full attention.
   int64_t window = 0;
-  /// Blocks in this group's pool.
-  int64_t numBlocks = 0;
 };
 
 class KVCacheManager {
 public:
-  /// blockSize B > 0 tokens; groups non-empty, each with window >= 0 and
-  /// numBlocks in [1, 2^31). Group g is groups[g] in every call below. The
-  /// hasher is a parameter for tests that force collisions. Fails on invalid
-  /// arguments with a message naming the field.
+  /// blockSize B > 0 tokens; numBlocks in [1, 2^31) blocks in the pool;
+  /// groups non-empty, each with window >= 0. Group g is groups[g] in every
+  /// call below. The hasher is a parameter for tests that force collisions.
+  /// Fails on invalid arguments with a message naming the field.
   static StatusOr<std::unique_ptr<KVCacheManager>>
-  create(int64_t blockSize, std::vector<KVGroupSpec> groups,
+  create(int64_t blockSize, int64_t numBlocks, std::vector<KVGroupSpec> groups,
          bool enablePrefixCache, BlockHasher hasher = hashBlock);
 
   KVCacheManager(const KVCacheManager &) = delete;
@@ -108,11 +110,13 @@ public:
 
   /// Before computing positions [c, c + numNewTokens), c = numComputedTokens:
   /// releases the sliding-group blocks that the query at c can no longer see,
-  /// then gives every group blocks for all logical blocks up to position
-  /// c + numNewTokens - 1 (evicting LRU cached blocks as needed). Returns
-  /// false, changing nothing, if some group has too few free + evictable
-  /// blocks: the scheduler then preempts a sequence. Idempotent until
-  /// markComputed. Fails if id is not live or numNewTokens < 0.
+  /// in every group, then gives the groups, in group order, blocks for all
+  /// logical blocks up to position c + numNewTokens - 1 (evicting LRU cached
+  /// blocks of any group as needed). Returns
+  /// false, changing nothing, if the pool has fewer free + evictable blocks
+  /// than all groups need together: the scheduler then preempts a sequence.
+  /// Idempotent until markComputed. Fails if id is not live or numNewTokens <
+  /// 0.
   StatusOr<bool> allocateSlots(SeqId id, int64_t numNewTokens);
 
   /// After the executor wrote the KV of positions [c, c + numTokens): records
@@ -120,8 +124,9 @@ public:
   /// Fails, changing nothing, unless those positions have tokens and blocks.
   Status markComputed(SeqId id, int64_t numTokens);
 
-  /// Ends sequence id: drops its references (last block first, so that the
-  /// start of a prefix, the part most often shared, is evicted last). Cached
+  /// Ends sequence id: drops its references (last logical block first, and
+  /// within one logical block the groups in order, so that the start of a
+  /// prefix, the part most often shared, is evicted last). Cached
   /// blocks become evictable, others free. Fails if id is not live.
   Status freeSequence(SeqId id);
 
@@ -136,13 +141,9 @@ public:
   int64_t blockSize() const { return blockSizeTokens; }
   int64_t numGroups() const { return static_cast<int64_t>(groups.size()); }
   const KVGroupSpec &groupSpec(int64_t group) const { return groups[group]; }
-  /// The pool of group (block counts: used, free, evictable, available).
-  const BlockPool &pool(int64_t group) const { return *pools[group]; }
-
-  /// Bytes of the blocks referenced by live sequences:
-  /// sum over groups g of pool(g).numUsedBlocks() * bytesPerBlock[g], where
-  /// bytesPerBlock[g] = B * (layers in g) * (bytes of K and V per token-layer).
-  int64_t usedBytes(const std::vector<int64_t> &bytesPerBlock) const;
+  /// The pool every group draws from (block counts: used, free, evictable,
+  /// available; used and evictable per group).
+  const BlockPool &pool() const { return *blockPool; }
 
 private:
   struct Sequence {
@@ -158,15 +159,16 @@ private:
     bool hashChainBroken = false;
   };
 
-  KVCacheManager(int64_t blockSize, std::vector<KVGroupSpec> groups,
-                 bool enablePrefixCache, BlockHasher hasher);
+  KVCacheManager(int64_t blockSize, int64_t numBlocks,
+                 std::vector<KVGroupSpec> groups, bool enablePrefixCache,
+                 BlockHasher hasher);
 
   /// Logical block index of the first block the query at position p reads in
   /// group: max(0, p - W + 1) / B for a sliding group, 0 for a full one.
   int64_t firstVisibleBlock(int64_t group, int64_t position) const;
-  /// Whether every group has the blocks allocateSlots(seq, numNewTokens)
-  /// needs, counting those its window releases would make available.
-  bool fitsInPools(const Sequence &seq, int64_t numNewTokens) const;
+  /// Whether the pool has the blocks allocateSlots(seq, numNewTokens) needs
+  /// in all groups, counting those their windows release.
+  bool fitsInPool(const Sequence &seq, int64_t numNewTokens) const;
   /// Takes references on the longest reusable cached prefix of at most
   /// maxCachedTokens tokens; returns L.
   int64_t reuseCachedPrefix(Sequence &seq, int64_t maxCachedTokens);
@@ -178,7 +180,7 @@ private:
   std::vector<KVGroupSpec> groups;
   bool enablePrefixCache;
   PrefixTree prefixTree;
-  std::vector<std::unique_ptr<BlockPool>> pools;
+  std::unique_ptr<BlockPool> blockPool;
   std::unordered_map<SeqId, Sequence> sequences;
 };
 

@@ -9,13 +9,13 @@
 // held by a node with other content is a collision: that block is simply not
 // cached (insert() returns null).
 //
-// Why a tree beside the per-group pools, rather than tokens and a parent hash
+// Why a tree beside the block pool, rather than tokens and a parent hash
 // per pooled block: a sliding-window group drops the blocks below its window,
 // so it cannot confirm a block's ancestry by itself; the tree keeps the tokens
 // of every ancestor of a cached block (B token ids per node, a few bytes next
 // to a block's KV) and confirms it for all groups at once.
 //
-// Nodes are reference-counted: one reference per pool that caches a block for
+// Nodes are reference-counted: one reference per KV group whose block caches
 // the node, per child node, and per sequence whose hash chain ends at it. A
 // node whose count drops to zero is erased, and its parent loses a reference.
 //

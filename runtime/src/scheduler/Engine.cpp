@@ -51,19 +51,58 @@ struct Engine::Active {
   }
 };
 
+int64_t kvBlocksHeld(const KVGroup &group, int64_t positions, int64_t chunk,
+                     int64_t blockSize) {
+  auto blocksFor = [blockSize](int64_t tokens) {
+    return (tokens + blockSize - 1) / blockSize;
+  };
+  int64_t all = blocksFor(positions);
+  if (group.window == 0)
+    return all;
+  return std::min(all,
+                  blocksFor(std::min(group.window, positions) + chunk) + 2);
+}
+
+std::string kvCapacityText(const Manifest &manifest, int64_t numBlocks,
+                           int64_t blockSize) {
+  auto withCommas = [](int64_t n) {
+    std::string digits = std::to_string(n), out;
+    for (size_t i = 0; i < digits.size(); ++i)
+      out +=
+          (i && (digits.size() - i) % 3 == 0 ? "," : "") + digits.substr(i, 1);
+    return out;
+  };
+  int64_t groups = manifest.kvGroups.size(), full = 0;
+  for (const KVGroup &group : manifest.kvGroups)
+    full += group.window == 0;
+  std::string text =
+      withCommas(numBlocks) + " blocks of " + std::to_string(blockSize) +
+      " tokens x " + std::to_string(manifest.kvGroups[0].layers.size()) +
+      " layers shared by " + std::to_string(groups) + " KV group" +
+      (groups > 1 ? "s" : "") + " (" +
+      withCommas(numBlocks / groups * blockSize) + " tokens of context";
+  if (full > 0 && full < groups)
+    text += "; past the sliding windows a token takes blocks only in the " +
+            std::to_string(full) + " full group" + (full > 1 ? "s" : "") +
+            ": up to " + withCommas(numBlocks / full * blockSize);
+  return text + ")";
+}
+
 int64_t defaultKVBlocks(const Manifest &manifest,
                         const EngineOptions &options) {
-  int64_t perSequence =
-      (manifest.config.maxPositionEmbeddings + options.blockSize - 1) /
-          options.blockSize +
-      1;
+  int64_t positions = manifest.config.maxPositionEmbeddings;
+  int64_t chunk =
+      std::min(options.maxStepTokens,
+               options.prefillChunk ? options.prefillChunk : positions);
+  int64_t perSequence = 0;
+  for (const KVGroup &group : manifest.kvGroups)
+    perSequence += kvBlocksHeld(group, positions, chunk, options.blockSize);
   int64_t blocks = options.maxBatch * perSequence;
   if (manifest.target != "host")
     return blocks;
-  int64_t bytesPerBlock =
-      kvBytesPerBlockOfAllGroups(manifest, options.blockSize);
   return std::max<int64_t>(
-      1, std::min(blocks, kMaxDefaultHostKVBytes / bytesPerBlock));
+      1, std::min(blocks, kMaxDefaultHostKVBytes /
+                              kvBytesPerBlock(manifest, options.blockSize)));
 }
 
 StatusOr<std::unique_ptr<Engine>> Engine::create(Executor &executor,
@@ -92,16 +131,11 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(Executor &executor,
   std::unique_ptr<Engine> engine(new Engine(executor, manifest, options));
   std::vector<kv::KVGroupSpec> specs;
   for (const KVGroup &group : manifest.kvGroups)
-    specs.push_back({group.name(), group.window, options.numBlocks});
+    specs.push_back({group.name(), group.window});
   engine->bytesPerBlock_ = executor.bytesPerBlock();
-  if (engine->bytesPerBlock_.size() != manifest.kvGroups.size())
-    return Status::error(
-        "the executor has " + std::to_string(engine->bytesPerBlock_.size()) +
-        " KV pools for the manifest's " +
-        std::to_string(manifest.kvGroups.size()) + " KV groups");
   StatusOr<std::unique_ptr<kv::KVCacheManager>> cache =
-      kv::KVCacheManager::create(options.blockSize, std::move(specs),
-                                 options.prefixCache);
+      kv::KVCacheManager::create(options.blockSize, options.numBlocks,
+                                 std::move(specs), options.prefixCache);
   if (!cache.ok())
     return cache.status();
   engine->kvCache_ = std::move(*cache);
@@ -144,37 +178,27 @@ Status Engine::validate(const Request &r) const {
         std::to_string(config.maxPositionEmbeddings) +
         " tokens (max_position_embeddings)");
 
-  // Blocks the request needs in each group even alone, so that one that can
-  // never fit is refused before any request runs. The KV of the last
-  // sampled token is never computed: P + N - 1 positions. A sliding group
-  // holds, at a step computing `chunk` positions, the blocks of at most
-  // W + chunk positions plus two partial blocks (KVCacheManager.h), and
-  // never more than the full group.
-  const int64_t blockSize = options_.blockSize;
-  auto blocksFor = [blockSize](int64_t tokens) {
-    return (tokens + blockSize - 1) / blockSize;
-  };
+  // Blocks the request needs even alone, so that one that can never fit is
+  // refused before any request runs. The KV of the last sampled token is
+  // never computed: P + N - 1 positions.
   int64_t prompt = r.promptIds.size();
   int64_t positions = prompt + r.maxNewTokens - 1;
-  int64_t chunk = std::min(prompt, maxChunk(r));
+  int64_t chunk = std::min(prompt, maxChunk(r)), needed = 0;
+  std::string perGroup;
   for (const KVGroup &group : manifest_.kvGroups) {
-    int64_t needed = blocksFor(positions);
-    std::string what = "its " + std::to_string(positions) +
-                       " positions (prompt + max_new_tokens - 1)";
-    int64_t windowBlocks =
-        blocksFor(std::min(group.window, positions) + chunk) + 2;
-    if (group.window > 0 && windowBlocks < needed) {
-      needed = windowBlocks;
-      what = "window " + std::to_string(group.window) + " + chunk " +
-             std::to_string(chunk) + " tokens and 2 partial blocks";
-    }
-    if (needed > options_.numBlocks)
-      return Status::error(who + ": needs up to " + std::to_string(needed) +
-                           " blocks of " + std::to_string(blockSize) +
-                           " tokens in the " + group.name() + " KV group for " +
-                           what + ", but --kv-blocks is " +
-                           std::to_string(options_.numBlocks));
+    int64_t held = kvBlocksHeld(group, positions, chunk, options_.blockSize);
+    needed += held;
+    perGroup += (perGroup.empty() ? "" : ", ") + group.name() + " " +
+                std::to_string(held);
   }
+  if (needed > options_.numBlocks)
+    return Status::error(
+        who + ": needs up to " + std::to_string(needed) + " KV blocks of " +
+        std::to_string(options_.blockSize) + " tokens for its " +
+        std::to_string(positions) +
+        " positions (prompt + max_new_tokens - 1) in chunks of " +
+        std::to_string(chunk) + " (" + perGroup + "), but the KV cache has " +
+        std::to_string(options_.numBlocks) + " (--kv-blocks)");
   return Status::success();
 }
 
@@ -477,7 +501,7 @@ Status Engine::runStep() {
   double ms = msSince(start);
   ++stats_.steps;
   (batch.hasPrompt ? stats_.prefillMs : stats_.decodeMs) += ms;
-  int64_t used = kvCache_->usedBytes(bytesPerBlock_);
+  int64_t used = kvCache_->pool().numUsedBlocks() * bytesPerBlock_;
   stats_.peakKVBytes = std::max(stats_.peakKVBytes, used);
 
   std::vector<Sampled> tokens = sampleTokens(batch);

@@ -83,9 +83,10 @@ constexpr int64_t kDefaultMaxStepTokens = 8192;
 
 struct EngineOptions {
   int64_t blockSize = 16;
-  /// Blocks per KV group; 0 = what the target leaves (cuda: the device
-  /// memory gpuMemoryUtilization allows beyond the weights and activations;
-  /// host: defaultKVBlocks).
+  /// Blocks in the KV pool every KV group draws from (a block: blockSize
+  /// tokens of the layers of one group); 0 = what the target leaves (cuda:
+  /// the device memory gpuMemoryUtilization allows beyond the weights and
+  /// activations; host: defaultKVBlocks).
   int64_t numBlocks = 0;
   /// Most prompt tokens of one request per step; 0 = the whole prompt (a
   /// preempted request recomputes its prompt + generated tokens in chunks
@@ -115,10 +116,26 @@ struct EngineOptions {
 /// Most host memory the default KV cache of a host-target artifact takes.
 constexpr int64_t kMaxDefaultHostKVBytes = int64_t(4) << 30; // 4 GiB
 
-/// Blocks per KV group when EngineOptions::numBlocks is 0: room for
-/// maxBatch sequences of the whole context (max_position_embeddings); for
-/// the host target, capped so that the pools of all groups take at most
-/// kMaxDefaultHostKVBytes (kvBytesPerBlock), and at least 1.
+/// The most blocks a sequence of `positions` positions, computed at most
+/// `chunk` at a time, holds at once in `group` (KVCacheManager.h): all
+/// ceil(positions / B) in a full group; in a group of window W the fewer of
+/// that and ceil((min(W, positions) + chunk) / B) + 2 (the window, the
+/// step's new positions and two partial blocks).
+int64_t kvBlocksHeld(const KVGroup &group, int64_t positions, int64_t chunk,
+                     int64_t blockSize);
+
+/// What a KV pool of numBlocks blocks of blockSize tokens holds, for
+/// reports: "15,520 blocks of 16 tokens x 16 layers shared by 4 KV groups
+/// (62,080 tokens of context; past the sliding windows a token takes blocks
+/// only in the 1 full group: up to 248,320)".
+std::string kvCapacityText(const Manifest &manifest, int64_t numBlocks,
+                           int64_t blockSize);
+
+/// KV blocks when EngineOptions::numBlocks is 0: room for maxBatch
+/// sequences of the whole context (max_position_embeddings, kvBlocksHeld
+/// summed over the groups, prefilled in chunks of prefillChunk or up to
+/// maxStepTokens); for the host target, capped so that the pool takes at
+/// most kMaxDefaultHostKVBytes (kvBytesPerBlock), and at least 1.
 int64_t defaultKVBlocks(const Manifest &manifest, const EngineOptions &options);
 
 /// Steps are prefill steps when they compute a prompt token or several
@@ -152,12 +169,11 @@ public:
 
   /// Checks a request before it runs: a non-empty prompt, every id in
   /// [0, vocab), prompt + max_new_tokens within max_position_embeddings, and
-  /// room for it alone in each KV group's numBlocks blocks: the full group
-  /// needs ceil((P + N - 1) / B) blocks (the last sampled token is never fed
-  /// back), a sliding group of window W at most the fewer of that and
-  /// ceil((W + chunk) / B) + 2, chunk being the prefill chunk or the prompt
+  /// room for it alone in the numBlocks blocks of the KV pool: kvBlocksHeld
+  /// of its P + N - 1 positions (the last sampled token is never fed back)
+  /// summed over the groups, chunk being the prefill chunk or the prompt
   /// length P. Errors name the request id and the offending value (for the
-  /// KV cache: the blocks needed, the group and --kv-blocks).
+  /// KV cache: the blocks needed, per group, and --kv-blocks).
   Status validate(const Request &request) const;
 
   /// Queues a copy of `request` behind the waiting ones. Error: validate's.
@@ -191,8 +207,8 @@ public:
 
   const EngineStats &stats() const { return stats_; }
   const kv::KVCacheManager &kvCache() const { return *kvCache_; }
-  /// KV bytes per block of each manager group (in kvCache() group order).
-  const std::vector<int64_t> &bytesPerBlock() const { return bytesPerBlock_; }
+  /// KV bytes of a block (of any group).
+  int64_t bytesPerBlock() const { return bytesPerBlock_; }
 
 private:
   struct Active;
@@ -242,7 +258,7 @@ private:
   const Manifest &manifest_;
   EngineOptions options_;
   std::unique_ptr<kv::KVCacheManager> kvCache_;
-  std::vector<int64_t> bytesPerBlock_;
+  int64_t bytesPerBlock_ = 0;
   kv::SeqId nextSeqId_ = 0;
   Ticket nextTicket_ = 1;
   /// Every request in flight, by ticket; waiting_ (in admission order) and

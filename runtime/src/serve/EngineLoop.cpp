@@ -232,14 +232,14 @@ void EngineLoop::publishState() {
   for (size_t g = 0; g < load.kv_groups; ++g) {
     cohere2c_kv_group_t group;
     if (!takeError(cohere2c_engine_kv_group(engine_, g, &group)))
-      blocks.push_back({group.name, group.used_blocks, group.free_blocks,
-                        group.evictable_blocks});
+      blocks.push_back({group.name, group.used_blocks, group.evictable_blocks});
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     waitingInEngine_ = load.waiting;
   }
-  metrics_.setEngineState(load.running, load.waiting, std::move(blocks));
+  metrics_.setEngineState(load.running, load.waiting, load.free_kv_blocks,
+                          std::move(blocks));
 }
 
 } // namespace cohere2c::serve

@@ -63,10 +63,12 @@ Metrics::Metrics()
                 40.0, 50.0, 60.0, 120.0, 240.0, 480.0}) {}
 
 void Metrics::setEngineState(int64_t running, int64_t waiting,
+                             int64_t freeBlocks,
                              std::vector<KVGroupBlocks> blocks) {
   std::lock_guard<std::mutex> lock(mutex_);
   running_ = running;
   waiting_ = waiting;
+  freeBlocks_ = freeBlocks;
   blocks_ = std::move(blocks);
 }
 
@@ -104,14 +106,16 @@ std::string Metrics::prometheusText() const {
          "Requests waiting to be admitted.");
   line(out, "cohere2c_num_requests_waiting", "", waiting_);
   header(out, "cohere2c_kv_cache_blocks", "gauge",
-         "KV-cache blocks per group: used by sequences, free, cached "
+         "KV-cache blocks each group holds: used by sequences, cached "
          "(evictable).");
   for (const KVGroupBlocks &g : blocks_)
     for (auto [state, count] :
-         {std::pair{"used", g.used}, std::pair{"free", g.free},
-          std::pair{"cached", g.cached}})
+         {std::pair{"used", g.used}, std::pair{"cached", g.cached}})
       line(out, "cohere2c_kv_cache_blocks",
            "group=\"" + g.group + "\",state=\"" + state + "\"", count);
+  header(out, "cohere2c_kv_cache_free_blocks", "gauge",
+         "KV-cache blocks no group holds.");
+  line(out, "cohere2c_kv_cache_free_blocks", "", freeBlocks_);
   header(out, "cohere2c_prefix_cache_queries_total", "counter",
          "Prompt tokens looked up in the prefix cache.");
   line(out, "cohere2c_prefix_cache_queries_total", "", prefixQueries_);

@@ -34,19 +34,21 @@ private:
   uint64_t count_ = 0;
 };
 
-/// One KV group's blocks: used by sequences, free, and cached-evictable
-/// (unreferenced but reusable by a later request with the same prefix).
+/// The blocks of the KV pool one KV group holds: used by sequences, and
+/// cached-evictable (unreferenced but reusable by a later request with the
+/// same prefix).
 struct KVGroupBlocks {
   std::string group;
-  int64_t used = 0, free = 0, cached = 0;
+  int64_t used = 0, cached = 0;
 };
 
 class Metrics {
 public:
   Metrics();
 
-  /// The engine's state after a step.
-  void setEngineState(int64_t running, int64_t waiting,
+  /// The engine's state after a step: requests, the KV pool's free blocks
+  /// and each group's.
+  void setEngineState(int64_t running, int64_t waiting, int64_t freeBlocks,
                       std::vector<KVGroupBlocks> blocks);
   /// A request whose first token came `ttftSeconds` after it arrived.
   void firstToken(double ttftSeconds);
@@ -65,6 +67,7 @@ private:
   mutable std::mutex mutex_;
   int64_t running_ = 0, waiting_ = 0;
   std::vector<KVGroupBlocks> blocks_;
+  int64_t freeBlocks_ = 0;
   uint64_t promptTokens_ = 0, generationTokens_ = 0;
   uint64_t prefixQueries_ = 0, prefixHits_ = 0;
   std::map<std::string, uint64_t> finished_;

@@ -167,8 +167,8 @@ cohere2c_status_t runServer(const ServerOptions &o) {
     return e;
   std::fprintf(
       stderr,
-      "cohere2c-serve: ready: model \"%s\", %lld KV blocks of %lld tokens "
-      "per group, batch up to %lld\n",
+      "cohere2c-serve: ready: model \"%s\", %lld KV blocks of %lld tokens, "
+      "batch up to %lld\n",
       o.modelName.c_str(), (long long)engine.kv_blocks,
       (long long)engine.block_size, (long long)engine.max_batch);
   acceptor.join(); // until a signal stops accepting

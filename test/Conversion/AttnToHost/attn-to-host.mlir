@@ -6,7 +6,7 @@
 module {
   attn.weight @e : tensor<16x8xf32> at 0
   // CHECK-LABEL: func.func @cohere2c_step(
-  // CHECK-SAME: memref<?xi8>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x?x?xi32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xi64>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x?xf32>, %{{.*}}: i64) attributes {llvm.emit_c_interface}
+  // CHECK-SAME: memref<?xi8>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x?x?xi32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x?xf32>, %{{.*}}: i64) attributes {llvm.emit_c_interface}
   func.func @cohere2c_step(%ids: tensor<?xi32>, %pos: tensor<?xi32>) -> tensor<?x16xf32> {
     // CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<?xi8> to memref<16x8xf32>
     %x = attn.embedding %ids, @e : tensor<?xi32> -> tensor<?x8xf32>

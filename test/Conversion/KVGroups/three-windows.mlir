@@ -1,10 +1,12 @@
 // RUN: cohere2c-opt %s --convert-attn-to-host | FileCheck %s --check-prefix=HOST
 // RUN: cohere2c-opt %s --convert-attn-to-gpu | FileCheck %s --check-prefix=CUDA
 
-// One KV group per distinct window, ordered by window with the full layers'
-// first: full (kv_slot 2) is group 0, window 4 (kv_slots 1 and 3) group 1,
-// window 8 (kv_slot 0) group 2. A layer's slot in its group is its rank by
-// kv_slot there.
+// KV groups of equal size: the windows hold 1 (full), 2 (window 4) and 1
+// (window 8) layers, so every group holds gcd(1, 2, 1) = 1 layer. Ordered by
+// window with the full layers' first, then by first layer: full (kv_slot 2)
+// is group 0, window 4 groups 1 (kv_slot 1) and 2 (kv_slot 3), window 8
+// (kv_slot 0) group 3. A layer's slot in its group is its rank by kv_slot
+// there: 0 in every group of one layer.
 
 module {
   attn.weight @e : tensor<16x64xf32> at 0
@@ -28,32 +30,27 @@ module {
 }
 
 // The host step takes every group's block tables as one [G, S, blocks]
-// array and their pools back to back with each one's start; a layer reads
-// its group's table (the first index) and pool start (kv_pool_offsets[g],
-// in elements, added to every offset in the pool).
+// array and the one pool they all draw from; a layer reads its group's
+// table (the first index) and writes and reads the pool at the block that
+// table names.
 // HOST-LABEL: func.func @cohere2c_step(
-// HOST-SAME: %[[TABLES:[a-z0-9]+]]: memref<?x?x?xi32>, %[[POOL:[a-z0-9]+]]: memref<?xf32>, %[[STARTS:[a-z0-9]+]]: memref<?xi64>
-// HOST: %[[L2:.+]] = memref.load %[[STARTS]][%[[G2:c2[_0-9]*]]] : memref<?xi64>
-// HOST: %[[START2:.+]] = arith.index_cast %[[L2]] : i64 to index
-// HOST: memref.load %[[TABLES]][%[[G2]], %{{.+}}, %{{.+}}] : memref<?x?x?xi32>
-// The K row's offset in the group's pool, moved to where the pool starts.
-// HOST: arith.addi %[[START2]], %{{.+}} : index
-// HOST: memref.load %[[STARTS]][%[[G1:c1[_0-9]*]]] : memref<?xi64>
-// HOST: memref.load %[[TABLES]][%[[G1]], %{{.+}}, %{{.+}}] : memref<?x?x?xi32>
-// HOST: memref.load %[[STARTS]][%[[G0:c0[_0-9]*]]] : memref<?xi64>
-// HOST: memref.load %[[TABLES]][%[[G0]], %{{.+}}, %{{.+}}] : memref<?x?x?xi32>
-// HOST: memref.load %[[STARTS]][%[[G1B:c1[_0-9]*]]] : memref<?xi64>
-// HOST: memref.load %[[TABLES]][%[[G1B]], %{{.+}}, %{{.+}}] : memref<?x?x?xi32>
+// HOST-SAME: %[[TABLES:[a-z0-9]+]]: memref<?x?x?xi32>, %[[POOL:[a-z0-9]+]]: memref<?xf32>, %[[ROWS:[a-z0-9]+]]: memref<?xi32>
+// HOST-NOT: memref<?xi64>
+// HOST: memref.load %[[TABLES]][%[[G3:c3[_0-9]*]], %{{.+}}, %{{.+}}] : memref<?x?x?xi32>
+// HOST: memref.store %{{.+}}, %[[POOL]][%{{.+}}] : memref<?xf32>
+// HOST: memref.load %[[TABLES]][%[[G1:c1[_0-9]*]], %{{.+}}, %{{.+}}] : memref<?x?x?xi32>
+// HOST: memref.load %[[TABLES]][%[[G0:c0[_0-9]*]], %{{.+}}, %{{.+}}] : memref<?x?x?xi32>
+// HOST: memref.load %[[TABLES]][%[[G2:c2[_0-9]*]], %{{.+}}, %{{.+}}] : memref<?x?x?xi32>
 
-// The cuda plan names each group's tables and pool, and every group's
-// tables have the width table_width; the slot (the constant after the pool)
-// is the layer's rank in its group, and the kernels are specialized on the
-// group's window and number of layers (_l1, _l2).
-// CUDA: plan.launch @cohere2c_kernels::@kv_append_no_rope_h2_kv2_d32_l1 {{.*}} [{{.*}}#plan.input<kv_tables, group = 2>, #plan.input<kv_pool, group = 2>, 0, #plan.param<block_size>, #plan.param<table_width>]
-// CUDA: plan.launch @cohere2c_kernels::@attention_sliding8_h2_kv2_d32_l1 {{.*}}#plan.input<kv_tables, group = 2>, #plan.input<kv_pool, group = 2>, {{.*}}, 0, #plan.param<block_size>, #plan.param<table_width>
-// CUDA: plan.launch @cohere2c_kernels::@kv_append_no_rope_h2_kv2_d32_l2 {{.*}} [{{.*}}#plan.input<kv_tables, group = 1>, #plan.input<kv_pool, group = 1>, 0, #plan.param<block_size>, #plan.param<table_width>]
-// CUDA: plan.launch @cohere2c_kernels::@attention_sliding4_h2_kv2_d32_l2 {{.*}}#plan.input<kv_tables, group = 1>, #plan.input<kv_pool, group = 1>, {{.*}}, 0, #plan.param<block_size>, #plan.param<table_width>
-// CUDA: plan.launch @cohere2c_kernels::@kv_append_no_rope_h2_kv2_d32_l1 {{.*}} [{{.*}}#plan.input<kv_tables, group = 0>, #plan.input<kv_pool, group = 0>, 0, #plan.param<block_size>, #plan.param<table_width>]
-// CUDA: plan.launch @cohere2c_kernels::@attention_full_h2_kv2_d32_l1 {{.*}}#plan.input<kv_tables, group = 0>, #plan.input<kv_pool, group = 0>, {{.*}}, 0, #plan.param<block_size>, #plan.param<table_width>
-// CUDA: plan.launch @cohere2c_kernels::@kv_append_no_rope_h2_kv2_d32_l2 {{.*}} [{{.*}}#plan.input<kv_tables, group = 1>, #plan.input<kv_pool, group = 1>, 1, #plan.param<block_size>, #plan.param<table_width>]
-// CUDA: plan.launch @cohere2c_kernels::@attention_sliding4_h2_kv2_d32_l2 {{.*}}#plan.input<kv_tables, group = 1>, #plan.input<kv_pool, group = 1>, {{.*}}, 1, #plan.param<block_size>, #plan.param<table_width>
+// The cuda plan names each group's tables and the one pool, and every
+// group's tables have the width table_width; the slot (the constant after
+// the pool) is the layer's rank in its group, and the kernels are
+// specialized on the group's window and number of layers (_l1).
+// CUDA: plan.launch @cohere2c_kernels::@kv_append_no_rope_h2_kv2_d32_l1 {{.*}} [{{.*}}#plan.input<kv_tables, group = 3>, #plan.input<kv_pool>, 0, #plan.param<block_size>, #plan.param<table_width>]
+// CUDA: plan.launch @cohere2c_kernels::@attention_sliding8_h2_kv2_d32_l1 {{.*}}#plan.input<kv_tables, group = 3>, #plan.input<kv_pool>, {{.*}}, 0, #plan.param<block_size>, #plan.param<table_width>
+// CUDA: plan.launch @cohere2c_kernels::@kv_append_no_rope_h2_kv2_d32_l1 {{.*}} [{{.*}}#plan.input<kv_tables, group = 1>, #plan.input<kv_pool>, 0, #plan.param<block_size>, #plan.param<table_width>]
+// CUDA: plan.launch @cohere2c_kernels::@attention_sliding4_h2_kv2_d32_l1 {{.*}}#plan.input<kv_tables, group = 1>, #plan.input<kv_pool>, {{.*}}, 0, #plan.param<block_size>, #plan.param<table_width>
+// CUDA: plan.launch @cohere2c_kernels::@kv_append_no_rope_h2_kv2_d32_l1 {{.*}} [{{.*}}#plan.input<kv_tables, group = 0>, #plan.input<kv_pool>, 0, #plan.param<block_size>, #plan.param<table_width>]
+// CUDA: plan.launch @cohere2c_kernels::@attention_full_h2_kv2_d32_l1 {{.*}}#plan.input<kv_tables, group = 0>, #plan.input<kv_pool>, {{.*}}, 0, #plan.param<block_size>, #plan.param<table_width>
+// CUDA: plan.launch @cohere2c_kernels::@kv_append_no_rope_h2_kv2_d32_l1 {{.*}} [{{.*}}#plan.input<kv_tables, group = 2>, #plan.input<kv_pool>, 0, #plan.param<block_size>, #plan.param<table_width>]
+// CUDA: plan.launch @cohere2c_kernels::@attention_sliding4_h2_kv2_d32_l1 {{.*}}#plan.input<kv_tables, group = 2>, #plan.input<kv_pool>, {{.*}}, 0, #plan.param<block_size>, #plan.param<table_width>

@@ -22,8 +22,8 @@ module {
 
 module {
   plan.step {
-    // expected-error @+1 {{the KV inputs (kv_tables, kv_pool) and only they name a group (>= 0); found kv_pool without one}}
-    plan.launch @k::@f <embedding> grid(<tokens>, 1) block(32) [#plan.input<kv_pool>]
+    // expected-error @+1 {{the KV input kv_tables and only it names a group (>= 0); found kv_tables without one}}
+    plan.launch @k::@f <embedding> grid(<tokens>, 1) block(32) [#plan.input<kv_tables>]
   }
 }
 
@@ -31,8 +31,17 @@ module {
 
 module {
   plan.step {
-    // expected-error @+1 {{the KV inputs (kv_tables, kv_pool) and only they name a group (>= 0); found ids with group 1}}
+    // expected-error @+1 {{the KV input kv_tables and only it names a group (>= 0); found ids with group 1}}
     plan.launch @k::@f <embedding> grid(<tokens>, 1) block(32) [#plan.input<ids, group = 1>]
+  }
+}
+
+// -----
+
+module {
+  plan.step {
+    // expected-error @+1 {{the KV input kv_tables and only it names a group (>= 0); found kv_pool with group 0}}
+    plan.launch @k::@f <embedding> grid(<tokens>, 1) block(32) [#plan.input<kv_pool, group = 0>]
   }
 }
 

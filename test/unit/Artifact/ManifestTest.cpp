@@ -1,7 +1,7 @@
 //===- ManifestTest.cpp - Tests for the artifact manifest -----------------===//
 //
-// Expected sizes are worked out by hand from the pool layout of Manifest.h,
-// [blocks][layers of the group][K, V][block size][KV heads][head_dim], and
+// Expected sizes are worked out by hand from the block layout of Manifest.h,
+// [layers of the group][K, V][block size][KV heads][head_dim], and
 // the shipped configs (test/data/models/README.md).
 //
 //===----------------------------------------------------------------------===//
@@ -26,50 +26,62 @@ Manifest manifestFor(const std::string &config, const std::string &precision,
   return m;
 }
 
-// Groups are ordered by window, the full layers' (window 0) first.
-constexpr size_t kFull = 0, kSliding = 1;
-
 TEST(ManifestTest, KVBytesPerBlockOfTinyModel) {
-  // 8 layers (S S S F S S S F), 2 KV heads of 32, f32.
+  // 8 layers (S S S F S S S F) in 4 groups of 2, 2 KV heads of 32, f32.
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
-  EXPECT_EQ(kvBytesPerBlock(m, kFull, 16), 2 * 2 * 16 * 2 * 32 * 4);
-  EXPECT_EQ(kvBytesPerBlock(m, kSliding, 16), 6 * 2 * 16 * 2 * 32 * 4);
-  EXPECT_EQ(kvBytesPerBlock(m, kFull, 1), 2 * 2 * 1 * 2 * 32 * 4);
-  EXPECT_EQ(kvBytesPerBlockOfAllGroups(m, 16), 8 * 2 * 16 * 2 * 32 * 4);
+  EXPECT_EQ(kvBytesPerBlock(m, 16), 2 * 2 * 16 * 2 * 32 * 4);
+  EXPECT_EQ(kvBytesPerBlock(m, 1), 2 * 2 * 1 * 2 * 32 * 4);
 }
 
 TEST(ManifestTest, KVBytesPerBlockFollowsPrecision) {
-  // Command R7B: 8 full and 24 sliding layers, 8 KV heads of 128, bf16 on
-  // cuda (in bf16 and fp8-rowwise alike: FP8 is for the linear weights).
+  // Command R7B: 8 full and 24 sliding layers in 4 groups of 8, 8 KV heads
+  // of 128, bf16 on cuda (in bf16 and fp8-rowwise alike: FP8 is for the
+  // linear weights).
   for (const char *precision : {"bf16", "fp8-rowwise"}) {
     Manifest m = manifestFor("configs/command-r7b.config.json", precision, "cuda");
-    EXPECT_EQ(kvBytesPerBlock(m, kFull, 16), 8 * 2 * 16 * 8 * 128 * 2);
-    EXPECT_EQ(kvBytesPerBlock(m, kSliding, 16), 24 * 2 * 16 * 8 * 128 * 2);
+    EXPECT_EQ(kvBytesPerBlock(m, 16), 8 * 2 * 16 * 8 * 128 * 2);
   }
   // The host keeps its KV cache in f32 for fp8-rowwise.
   Manifest host = manifestFor("configs/command-r7b.config.json", "fp8-rowwise");
-  EXPECT_EQ(kvBytesPerBlock(host, kFull, 16), 8 * 2 * 16 * 8 * 128 * 4);
+  EXPECT_EQ(kvBytesPerBlock(host, 16), 8 * 2 * 16 * 8 * 128 * 4);
 }
 
-// One group per distinct window: a model of sliding layers alone has one.
-TEST(ManifestTest, KVGroupsAreTheDistinctWindows) {
+// A window's layers split into groups of gcd(layers per window) layers,
+// ordered by window, then first layer; a model of one window has one group.
+TEST(ManifestTest, KVGroupsHoldEqualLayerCounts) {
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
+  ASSERT_EQ(m.kvGroups.size(), 4u);
+  EXPECT_EQ(m.kvGroups[0].layers, (std::vector<int64_t>{3, 7}));
+  EXPECT_EQ(m.kvGroups[1].layers, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(m.kvGroups[2].layers, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(m.kvGroups[3].layers, (std::vector<int64_t>{5, 6}));
+  EXPECT_EQ(m.kvGroups[0].name(), "full");
+  EXPECT_EQ(m.kvGroups[3].name(), "sliding8.2");
   m.config.layerKinds.assign(m.config.numLayers, LayerKind::Sliding);
   m.kvGroups = kvGroupsFor(m.config);
   ASSERT_EQ(m.kvGroups.size(), 1u);
   EXPECT_EQ(m.kvGroups[0].window, 8);
-  EXPECT_EQ(kvBytesPerBlock(m, 0, 16), 8 * 2 * 16 * 2 * 32 * 4);
-  std::vector<KVGroup> groups =
-      kvGroupsOfWindows({{0, 16}, {1, 0}, {2, 4}, {3, 16}, {4, 4}, {5, 0}});
-  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(m.kvGroups[0].name(), "sliding8");
+  EXPECT_EQ(kvBytesPerBlock(m, 16), 8 * 2 * 16 * 2 * 32 * 4);
+  // Windows of 2, 2 and 4 layers: gcd 2.
+  std::vector<KVGroup> groups = kvGroupsOfWindows(
+      {{0, 16}, {1, 0}, {2, 4}, {3, 16}, {4, 4}, {5, 0}, {6, 4}, {7, 4}});
+  ASSERT_EQ(groups.size(), 4u);
   EXPECT_EQ(groups[0].window, 0);
   EXPECT_EQ(groups[0].layers, (std::vector<int64_t>{1, 5}));
   EXPECT_EQ(groups[1].window, 4);
   EXPECT_EQ(groups[1].layers, (std::vector<int64_t>{2, 4}));
-  EXPECT_EQ(groups[2].window, 16);
-  EXPECT_EQ(groups[2].layers, (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(groups[2].layers, (std::vector<int64_t>{6, 7}));
+  EXPECT_EQ(groups[2].name(), "sliding4.1");
+  EXPECT_EQ(groups[3].window, 16);
+  EXPECT_EQ(groups[3].layers, (std::vector<int64_t>{0, 3}));
   EXPECT_EQ(groups[0].name(), "full");
-  EXPECT_EQ(groups[2].name(), "sliding16");
+  EXPECT_EQ(groups[3].name(), "sliding16");
+  // Coprime counts (1 full layer, 3 sliding): groups of one layer.
+  groups = kvGroupsOfWindows({{0, 8}, {1, 8}, {2, 8}, {3, 0}});
+  ASSERT_EQ(groups.size(), 4u);
+  for (const KVGroup &group : groups)
+    EXPECT_EQ(group.layers.size(), 1u);
 }
 
 TEST(ManifestTest, WeightsIdRoundTrips) {
@@ -101,21 +113,22 @@ TEST(ManifestTest, KVGroupsRoundTripAndAgreeWithTheConfig) {
   m.weights = WeightLayout::forModel(m.config, DType::F32);
   StatusOr<Manifest> parsed = Manifest::parse(m.toJson(), "tiny.so");
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
-  ASSERT_EQ(parsed->kvGroups.size(), 2u);
-  EXPECT_EQ(parsed->kvGroups[kSliding].window, 8);
-  EXPECT_EQ(parsed->kvGroups[kSliding].layers,
-            (std::vector<int64_t>{0, 1, 2, 4, 5, 6}));
-  EXPECT_EQ(parsed->kvGroups[kFull].layers, (std::vector<int64_t>{3, 7}));
+  ASSERT_EQ(parsed->kvGroups.size(), 4u);
+  EXPECT_EQ(parsed->kvGroups[1].window, 8);
+  EXPECT_EQ(parsed->kvGroups[1].layers, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(parsed->kvGroups[1].name(), "sliding8.0");
+  EXPECT_EQ(parsed->kvGroups[0].layers, (std::vector<int64_t>{3, 7}));
   Manifest wrongWindow = m;
-  wrongWindow.kvGroups[kSliding].window = 16;
+  wrongWindow.kvGroups[1].window = 16;
   StatusOr<Manifest> refused = Manifest::parse(wrongWindow.toJson(), "tiny.so");
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().message(),
-            "tiny.so: manifest kv_groups "
-            "[{\"layers\":[3,7],\"window\":0},{\"layers\":"
-            "[0,1,2,4,5,6],\"window\":16}] disagree with the config's groups: "
-            "full (2 "
-            "layers), sliding8 (6 layers)");
+  EXPECT_EQ(
+      refused.status().message(),
+      "tiny.so: manifest kv_groups "
+      "[{\"layers\":[3,7],\"window\":0},{\"layers\":[0,1],\"window\":"
+      "16},{\"layers\":[2,4],\"windo... disagree with the config's groups: "
+      "full (2 layers), sliding8.0 (2 layers), sliding8.1 (2 layers), "
+      "sliding8.2 (2 layers)");
   Manifest oneGroup = m;
   oneGroup.kvGroups.pop_back();
   refused = Manifest::parse(oneGroup.toJson(), "tiny.so");
@@ -126,18 +139,20 @@ TEST(ManifestTest, KVGroupsRoundTripAndAgreeWithTheConfig) {
       << refused.status().message();
   // A group without layers is no group of the config's.
   Manifest noLayers = m;
-  noLayers.kvGroups[kFull].layers.clear();
+  noLayers.kvGroups[0].layers.clear();
   refused = Manifest::parse(noLayers.toJson(), "tiny.so");
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(
       refused.status().message(),
       "tiny.so: manifest kv_groups [{\"layers\":[],\"window\":0},{\"layers\":"
-      "[0,1,2,4,5,6],\"window\":8}] disagree with the config's groups: full (2 "
-      "layers), sliding8 (6 layers)");
+      "[0,1],\"window\":8},{\"layers\":[2,4],\"window\":8... disagree with "
+      "the config's groups: full (2 layers), sliding8.0 (2 layers), sliding8.1 "
+      "(2 layers), sliding8.2 (2 layers)");
 }
 
 TEST(ManifestTest, RejectsAnOlderFormatVersion) {
-  // Version 9 had exactly two KV groups, the full and the sliding one;
+  // Version 10 had KV groups of unequal size, one pool each; version 9 had
+  // exactly two KV groups, the full and the sliding one;
   // version 7 plans named no weight-fill kernels; version 6 kernel steps
   // carried no spec; version 5 plans had one stream;
   // version 4 kernels did not wait for the
@@ -146,13 +161,13 @@ TEST(ManifestTest, RejectsAnOlderFormatVersion) {
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
   m.weights = WeightLayout::forModel(m.config, DType::F32);
   std::string text = m.toJson();
-  size_t at = text.find("\"format_version\":10");
+  size_t at = text.find("\"format_version\":11");
   ASSERT_NE(at, std::string::npos) << text;
-  text.replace(at, 19, "\"format_version\":9");
+  text.replace(at, 19, "\"format_version\":10");
   StatusOr<Manifest> parsed = Manifest::parse(text, "old.so");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().message(),
-            "old.so: manifest format_version must be 10 (compiled by another "
+            "old.so: manifest format_version must be 11 (compiled by another "
             "version of cohere2c-compile: compile the model again)");
 }
 
@@ -333,10 +348,15 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
   EXPECT_EQ(plan(fork + "," + sideColumns + "," + kernel(arg("input", "positions")) + "," + join),
             "x.so: launch plan: between a fork and its join, both streams use positions (k on "
             "the main stream)");
-  // A KV input names one of the manifest's groups; no other input names one.
-  EXPECT_EQ(plan(kernel(arg("input", "kv_pool", 0, 0, 1))), "ok");
-  EXPECT_EQ(plan(kernel(arg("input", "kv_tables", 0, 0, 2))),
-            "x.so: launch plan: argument kv_tables names KV group 2 of 2");
+  // The tables input names one of the manifest's groups; no other input
+  // names one (the KV pool is every group's).
+  EXPECT_EQ(plan(kernel(arg("input", "kv_tables", 0, 0, 1))), "ok");
+  EXPECT_EQ(plan(kernel(arg("input", "kv_pool"))), "ok");
+  EXPECT_EQ(
+      plan(kernel(arg("input", "kv_pool", 0, 0, 1))),
+      "x.so: launch plan: argument kv_pool names KV group 1 (it has none)");
+  EXPECT_EQ(plan(kernel(arg("input", "kv_tables", 0, 0, 4))),
+            "x.so: launch plan: argument kv_tables names KV group 4 of 4");
   EXPECT_EQ(
       plan(kernel(arg("input", "positions", 0, 0, 1))),
       "x.so: launch plan: argument positions names KV group 1 (it has none)");

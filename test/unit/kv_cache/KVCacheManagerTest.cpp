@@ -39,10 +39,11 @@ std::vector<int32_t> head(const std::vector<int32_t> &tokens, int64_t n) {
 }
 
 std::unique_ptr<KVCacheManager> makeManager(int64_t blockSize,
+                                            int64_t numBlocks,
                                             std::vector<KVGroupSpec> groups,
                                             BlockHasher hasher = hashBlock) {
   StatusOr<std::unique_ptr<KVCacheManager>> manager =
-      KVCacheManager::create(blockSize, std::move(groups),
+      KVCacheManager::create(blockSize, numBlocks, std::move(groups),
                              /*enablePrefixCache=*/true, std::move(hasher));
   EXPECT_TRUE(manager.ok()) << manager.status().message();
   return std::move(*manager);
@@ -90,21 +91,23 @@ int64_t heldBlocks(const std::vector<BlockId> &table) {
 }
 
 void expectNoLeak(const KVCacheManager &manager) {
+  const BlockPool &pool = manager.pool();
+  EXPECT_EQ(pool.numUsedBlocks(), 0);
+  EXPECT_EQ(pool.numFreeBlocks() + pool.numEvictableBlocks(), pool.numBlocks());
+  int64_t evictable = 0;
   for (int64_t g = 0; g < manager.numGroups(); ++g) {
-    const BlockPool &pool = manager.pool(g);
-    EXPECT_EQ(pool.numUsedBlocks(), 0) << g;
-    EXPECT_EQ(pool.numFreeBlocks() + pool.numEvictableBlocks(),
-              manager.groupSpec(g).numBlocks)
-        << g;
+    EXPECT_EQ(pool.numUsedBlocks(g), 0) << g;
+    evictable += pool.numEvictableBlocks(g);
   }
+  EXPECT_EQ(evictable, pool.numEvictableBlocks());
 }
 
 // The seed case: window 8, block size 4, request X of 40 prompt tokens and 40
-// generated ones, fully computed then freed. Pools are large enough that
+// generated ones, fully computed then freed. The pool is large enough that
 // nothing is evicted, so every block X computed stays cached.
 struct SeedCase {
   std::unique_ptr<KVCacheManager> manager =
-      makeManager(4, {{"full", 0, 64}, {"sliding", 8, 64}});
+      makeManager(4, 128, {{"full", 0}, {"sliding", 8}});
   std::vector<int32_t> x = iota(1000, 80);
   std::vector<BlockId> xFull;    // X's 20 full-group blocks
   std::vector<BlockId> xSliding; // X's sliding blocks 0..9, after the prompt
@@ -138,8 +141,9 @@ TEST(KVCacheManagerTest, SeedCaseReusesTwentyEightTokens) {
       m.blockTable(2, kSliding),
       (std::vector<BlockId>{kNullBlock, kNullBlock, kNullBlock, kNullBlock,
                             kNullBlock, seed.xSliding[5], seed.xSliding[6]}));
-  EXPECT_EQ(m.pool(kFull).numUsedBlocks(), 7);
-  EXPECT_EQ(m.pool(kSliding).numUsedBlocks(), 2);
+  EXPECT_EQ(m.pool().numUsedBlocks(kFull), 7);
+  EXPECT_EQ(m.pool().numUsedBlocks(kSliding), 2);
+  EXPECT_EQ(m.pool().numUsedBlocks(), 9);
   ASSERT_NO_FATAL_FAILURE(prefill(m, 2, 22));
   ASSERT_TRUE(m.freeSequence(2).ok());
   expectNoLeak(m);
@@ -196,7 +200,7 @@ TEST(KVCacheManagerTest, ReusesUpToADivergenceAtABlockBoundary) {
 }
 
 TEST(KVCacheManagerTest, ModelWithOnlyFullLayersIgnoresWindows) {
-  std::unique_ptr<KVCacheManager> m = makeManager(4, {{"full", 0, 32}});
+  std::unique_ptr<KVCacheManager> m = makeManager(4, 32, {{"full", 0}});
   std::vector<int32_t> x = iota(1000, 80);
   add(*m, 1, x);
   ASSERT_NO_FATAL_FAILURE(prefill(*m, 1, 16));
@@ -205,22 +209,31 @@ TEST(KVCacheManagerTest, ModelWithOnlyFullLayersIgnoresWindows) {
   EXPECT_EQ(add(*m, 3, concat(head(x, 61), iota(5000, 20))), 60);
 }
 
-// Sliding pool of 4 blocks: X (prompt of 40 in chunks of 4, then 40 decode
-// steps) leaves, by hand, only its sliding blocks 16..19 cached: after the
-// step at p = 4j, blocks j-2..j are held and j-3 evictable; the step at
-// p = 4j+3 releases j-2 and the one at 4(j+1) evicts j-3; the last step
-// (p = 79) releases block 17. Blocks 0..15 were evicted.
+// X (prompt of 40 in chunks of 4, then 40 decode steps) with window 8: the
+// step from p = 4j holds full blocks 0..j and sliding blocks j-2..j (blocks
+// k < (p - 7) / 4 released), at most 20 + 3 = 23 blocks at p = 76. A pool of
+// 23 serves it, one of 22 does not.
 TEST(KVCacheManagerTest, SlidingGroupNeedsOnlyTheBlocksInTheWindow) {
-  std::unique_ptr<KVCacheManager> m =
-      makeManager(4, {{"full", 0, 32}, {"sliding", 8, 4}});
   std::vector<int32_t> x = iota(1000, 80);
+  std::unique_ptr<KVCacheManager> small =
+      makeManager(4, 22, {{"full", 0}, {"sliding", 8}});
+  add(*small, 1, head(x, 76));
+  ASSERT_NO_FATAL_FAILURE(prefill(*small, 1, 4));
+  ASSERT_TRUE(small->appendTokens(1, {x[76]}).ok());
+  EXPECT_FALSE(allocate(*small, 1, 1));
+
+  std::unique_ptr<KVCacheManager> m =
+      makeManager(4, 23, {{"full", 0}, {"sliding", 8}});
   add(*m, 1, head(x, 40));
   ASSERT_NO_FATAL_FAILURE(prefill(*m, 1, 4));
   ASSERT_NO_FATAL_FAILURE(
       decode(*m, 1, std::vector<int32_t>(x.begin() + 40, x.end())));
   EXPECT_EQ(heldBlocks(m->blockTable(1, kSliding)), 2); // blocks 18, 19
   ASSERT_TRUE(m->freeSequence(1).ok());
-  EXPECT_EQ(m->pool(kSliding).numEvictableBlocks(), 4);
+  // 40 allocations from 23 blocks: 17 evictions, each of the sliding block
+  // released longest ago (0..16). Sliding 17..19 and full 0..19 stay cached.
+  EXPECT_EQ(m->pool().numEvictableBlocks(kSliding), 3);
+  EXPECT_EQ(m->pool().numEvictableBlocks(kFull), 20);
 
   // Sharing 30 tokens: every L <= 28 needs one of sliding blocks 0..6.
   EXPECT_EQ(add(*m, 2, concat(head(x, 30), iota(5000, 20))), 0);
@@ -241,7 +254,7 @@ TEST(KVCacheManagerTest, SlidingGroupNeedsOnlyTheBlocksInTheWindow) {
 // W = 6, B = 4 (B does not divide W) and W = 7, B = 5.
 TEST(KVCacheManagerTest, SlidingReleaseRuleWithBlockSizeNotDividingWindow) {
   std::unique_ptr<KVCacheManager> m =
-      makeManager(4, {{"full", 0, 16}, {"sliding", 6, 16}});
+      makeManager(4, 32, {{"full", 0}, {"sliding", 6}});
   add(*m, 1, iota(0, 20));
   ASSERT_NO_FATAL_FAILURE(compute(*m, 1, 13));
   auto present = [&](int64_t group) {
@@ -266,7 +279,7 @@ TEST(KVCacheManagerTest, SlidingReleaseRuleWithBlockSizeNotDividingWindow) {
             (std::vector<bool>{false, false, false, true, true}));
   EXPECT_EQ(present(kFull), (std::vector<bool>(5, true)));
 
-  std::unique_ptr<KVCacheManager> m5 = makeManager(5, {{"sliding", 7, 16}});
+  std::unique_ptr<KVCacheManager> m5 = makeManager(5, 16, {{"sliding", 7}});
   add(*m5, 1, iota(0, 25));
   ASSERT_NO_FATAL_FAILURE(compute(*m5, 1, 20));
   // p = 20: p - W = 13; blocks 0 (last 4) and 1 (last 9) go, 2 (last 14) stays.
@@ -281,11 +294,11 @@ TEST(KVCacheManagerTest, SlidingReleaseRuleWithBlockSizeNotDividingWindow) {
   ASSERT_TRUE(allocate(*m5, 1, 1));
   EXPECT_EQ(table[2], kNullBlock);
   EXPECT_NE(table[3], kNullBlock);
-  EXPECT_EQ(m5->pool(0).numUsedBlocks(), 2);
+  EXPECT_EQ(m5->pool().numUsedBlocks(), 2);
 }
 
 TEST(KVCacheManagerTest, EvictedBlockIsRecomputedNotServed) {
-  std::unique_ptr<KVCacheManager> m = makeManager(4, {{"full", 0, 4}});
+  std::unique_ptr<KVCacheManager> m = makeManager(4, 4, {{"full", 0}});
   std::vector<int32_t> x = iota(0, 12);
   add(*m, 1, x);
   ASSERT_NO_FATAL_FAILURE(prefill(*m, 1, 12));
@@ -321,7 +334,7 @@ BlockHash firstTokenHash(const BlockHash &, const int32_t *tokens, int64_t) {
 
 TEST(KVCacheManagerTest, ForcedHashCollisionIsNotServed) {
   std::unique_ptr<KVCacheManager> m =
-      makeManager(4, {{"full", 0, 16}, {"sliding", 8, 16}}, firstTokenHash);
+      makeManager(4, 32, {{"full", 0}, {"sliding", 8}}, firstTokenHash);
   std::vector<int32_t> x = {1, 2, 3, 4, 5, 6, 7, 8, 9};
   add(*m, 1, x);
   ASSERT_NO_FATAL_FAILURE(prefill(*m, 1, 9));
@@ -343,7 +356,7 @@ TEST(KVCacheManagerTest, ForcedHashCollisionIsNotServed) {
 }
 
 TEST(KVCacheManagerTest, LiveBlocksAreNeverHandedOutUnderPressure) {
-  std::unique_ptr<KVCacheManager> m = makeManager(4, {{"full", 0, 6}});
+  std::unique_ptr<KVCacheManager> m = makeManager(4, 6, {{"full", 0}});
   std::vector<int32_t> x = iota(0, 12);
   add(*m, 1, x);
   ASSERT_NO_FATAL_FAILURE(prefill(*m, 1, 12));
@@ -361,26 +374,27 @@ TEST(KVCacheManagerTest, LiveBlocksAreNeverHandedOutUnderPressure) {
   for (BlockId block : m->blockTable(3, kFull))
     EXPECT_TRUE(held.insert(block).second) << "block " << block << " shared";
   EXPECT_EQ(m->blockTable(2, kFull), a);
-  EXPECT_EQ(m->pool(kFull).numAvailableBlocks(), 0);
+  EXPECT_EQ(m->pool().numAvailableBlocks(), 0);
 }
 
 TEST(KVCacheManagerTest, AllocateSlotsFailsWithoutChangingState) {
   std::unique_ptr<KVCacheManager> m =
-      makeManager(4, {{"full", 0, 8}, {"sliding", 4, 3}});
+      makeManager(4, 8, {{"full", 0}, {"sliding", 4}});
   add(*m, 1, iota(0, 24));
   ASSERT_NO_FATAL_FAILURE(compute(*m, 1, 12));
   std::vector<BlockId> full = m->blockTable(1, kFull);
   std::vector<BlockId> sliding = m->blockTable(1, kSliding);
-  // From p = 12: releasing sliding blocks 0 and 1 ((k+1)*4 - 1 <= 8) frees 2
-  // blocks; 12 more tokens need sliding blocks 3, 4, 5: one too many.
+  // 6 of 8 blocks used. From p = 12: releasing sliding blocks 0 and 1
+  // ((k+1)*4 - 1 <= 8) makes 4 available; 12 more tokens need blocks 3, 4, 5
+  // in both groups: 6, two too many.
   EXPECT_FALSE(*m->canAllocateSlots(1, 12));
   EXPECT_FALSE(allocate(*m, 1, 12));
   EXPECT_EQ(m->blockTable(1, kFull), full);
   EXPECT_EQ(m->blockTable(1, kSliding), sliding);
-  EXPECT_EQ(m->pool(kFull).numUsedBlocks(), 3);
-  EXPECT_EQ(m->pool(kSliding).numUsedBlocks(), 3);
+  EXPECT_EQ(m->pool().numUsedBlocks(kFull), 3);
+  EXPECT_EQ(m->pool().numUsedBlocks(kSliding), 3);
   EXPECT_EQ(m->numComputedTokens(1), 12);
-  // 8 tokens need blocks 3 and 4: exactly what the release makes room for.
+  // 8 tokens need blocks 3 and 4 in both groups: exactly what is available.
   EXPECT_TRUE(*m->canAllocateSlots(1, 8));
   ASSERT_TRUE(allocate(*m, 1, 8));
   const std::vector<BlockId> &after = m->blockTable(1, kSliding);
@@ -388,18 +402,19 @@ TEST(KVCacheManagerTest, AllocateSlotsFailsWithoutChangingState) {
   EXPECT_EQ(after[0], kNullBlock);
   EXPECT_EQ(after[1], kNullBlock);
   EXPECT_EQ(after[2], sliding[2]);
-  EXPECT_EQ(m->pool(kSliding).numUsedBlocks(), 3);
-  EXPECT_EQ(m->pool(kFull).numUsedBlocks(), 5);
+  EXPECT_EQ(m->pool().numUsedBlocks(kSliding), 3);
+  EXPECT_EQ(m->pool().numUsedBlocks(kFull), 5);
+  EXPECT_EQ(m->pool().numAvailableBlocks(), 0);
 }
 
 TEST(KVCacheManagerTest, NoBlockLeaksOnceEverySequenceIsFreed) {
   std::unique_ptr<KVCacheManager> m =
-      makeManager(4, {{"full", 0, 24}, {"sliding", 8, 10}});
+      makeManager(4, 34, {{"full", 0}, {"sliding", 8}});
   std::vector<int32_t> base = concat(iota(0, 40), iota(0, 40));
   for (SeqId id = 1; id <= 6; ++id) {
     // 10 * id tokens shared with the others, then 7 of its own.
     add(*m, id, concat(head(base, 10 * id), iota(1000 * id, 7)));
-    // Computes 5 tokens a step until done or out of blocks: the pools must
+    // Computes 5 tokens a step until done or out of blocks: the pool must
     // stay consistent either way.
     while (m->numComputedTokens(id) < m->numTokens(id)) {
       int64_t n =
@@ -415,15 +430,15 @@ TEST(KVCacheManagerTest, NoBlockLeaksOnceEverySequenceIsFreed) {
   for (SeqId id : {2, 4, 6})
     ASSERT_TRUE(m->freeSequence(id).ok());
   expectNoLeak(*m);
-  EXPECT_GT(m->pool(kFull).numEvictableBlocks(), 0);
+  EXPECT_GT(m->pool().numEvictableBlocks(kFull), 0);
 }
 
 TEST(KVCacheManagerTest, RejectsMisuseWithoutChangingState) {
-  EXPECT_FALSE(KVCacheManager::create(0, {{"full", 0, 4}}, true).ok());
-  EXPECT_FALSE(KVCacheManager::create(4, {}, true).ok());
-  EXPECT_FALSE(KVCacheManager::create(4, {{"sliding", -1, 4}}, true).ok());
-  EXPECT_FALSE(KVCacheManager::create(4, {{"full", 0, 0}}, true).ok());
-  std::unique_ptr<KVCacheManager> m = makeManager(4, {{"full", 0, 4}});
+  EXPECT_FALSE(KVCacheManager::create(0, 4, {{"full", 0}}, true).ok());
+  EXPECT_FALSE(KVCacheManager::create(4, 4, {}, true).ok());
+  EXPECT_FALSE(KVCacheManager::create(4, 4, {{"sliding", -1}}, true).ok());
+  EXPECT_FALSE(KVCacheManager::create(4, 0, {{"full", 0}}, true).ok());
+  std::unique_ptr<KVCacheManager> m = makeManager(4, 4, {{"full", 0}});
   EXPECT_FALSE(m->addSequence(1, {}).ok());
   add(*m, 1, iota(0, 6));
   EXPECT_FALSE(m->addSequence(1, iota(0, 6)).ok());
@@ -439,40 +454,46 @@ TEST(KVCacheManagerTest, RejectsMisuseWithoutChangingState) {
 
 TEST(KVCacheManagerTest, PrefixCacheOffServesNothing) {
   StatusOr<std::unique_ptr<KVCacheManager>> made =
-      KVCacheManager::create(4, {{"full", 0, 8}}, /*enablePrefixCache=*/false);
+      KVCacheManager::create(4, 8, {{"full", 0}}, /*enablePrefixCache=*/false);
   ASSERT_TRUE(made.ok());
   KVCacheManager &m = **made;
   add(m, 1, iota(0, 12));
   ASSERT_NO_FATAL_FAILURE(prefill(m, 1, 12));
   ASSERT_TRUE(m.freeSequence(1).ok());
-  EXPECT_EQ(m.pool(kFull).numFreeBlocks(), 8);
+  EXPECT_EQ(m.pool().numFreeBlocks(), 8);
   EXPECT_EQ(add(m, 2, iota(0, 12)), 0);
 }
 
 // Command R7B: 8 full + 24 sliding layers, window 4096, 4096 bytes of K and V
-// per token and layer (8 KV heads x 128 x 2 (K, V) x 2 bytes). With B = 16, a
-// 32768-token sequence holds at most 8 * 32768 + 24 * (4096 + 2 * 16)
-// token-layers of blocks, at every step of its prefill and decode.
+// per token and layer (8 KV heads x 128 x 2 (K, V) x 2 bytes), in four groups
+// of 8 layers (Manifest.h). With B = 16, a 32768-token sequence holds at most
+// 8 * 32768 + 24 * (4096 + 2 * 16) token-layers of blocks, at every step of
+// its prefill and decode.
 TEST(KVCacheManagerTest, MemoryBoundForCommandR7B) {
   constexpr int64_t kBlock = 16, kTokens = 32768, kWindow = 4096;
-  constexpr int64_t kBytesPerTokenLayer = 8 * 128 * 2 * 2;
-  const std::vector<int64_t> bytesPerBlock = {
-      kBlock * 8 * kBytesPerTokenLayer, kBlock * 24 * kBytesPerTokenLayer};
+  constexpr int64_t kBytesPerBlock = kBlock * 8 * (8 * 128 * 2 * 2);
   const int64_t bound =
-      (8 * kTokens + 24 * (kWindow + 2 * kBlock)) * kBytesPerTokenLayer;
-  // Pools far larger than the bound, so only the release rule keeps it.
-  std::unique_ptr<KVCacheManager> m = makeManager(
-      kBlock, {{"full", 0, kTokens / kBlock}, {"sliding", kWindow, 1024}});
+      (8 * kTokens + 24 * (kWindow + 2 * kBlock)) * (8 * 128 * 2 * 2);
+  // A pool far larger than the bound, so only the release rule keeps it.
+  std::unique_ptr<KVCacheManager> m =
+      makeManager(kBlock, kTokens / kBlock + 3 * 1024,
+                  {{"full", 0},
+                   {"sliding4096.0", kWindow},
+                   {"sliding4096.1", kWindow},
+                   {"sliding4096.2", kWindow}});
   std::vector<int32_t> tokens = iota(0, kTokens);
   const int64_t promptLen = kTokens - 256;
   add(*m, 1, head(tokens, promptLen));
   int64_t maxBytes = 0;
   auto step = [&](int64_t n) {
     ASSERT_NO_FATAL_FAILURE(compute(*m, 1, n));
-    int64_t bytes = heldBlocks(m->blockTable(1, kFull)) * bytesPerBlock[0] +
-                    heldBlocks(m->blockTable(1, kSliding)) * bytesPerBlock[1];
-    ASSERT_EQ(m->usedBytes(bytesPerBlock), bytes);
-    maxBytes = std::max(maxBytes, bytes);
+    int64_t held = 0;
+    for (int64_t g = 0; g < m->numGroups(); ++g) {
+      ASSERT_EQ(m->pool().numUsedBlocks(g), heldBlocks(m->blockTable(1, g)));
+      held += heldBlocks(m->blockTable(1, g));
+    }
+    ASSERT_EQ(m->pool().numUsedBlocks(), held);
+    maxBytes = std::max(maxBytes, held * kBytesPerBlock);
   };
   while (m->numComputedTokens(1) < promptLen)
     ASSERT_NO_FATAL_FAILURE(step(kBlock));
@@ -484,8 +505,8 @@ TEST(KVCacheManagerTest, MemoryBoundForCommandR7B) {
   RecordProperty("max_kv_bytes", std::to_string(maxBytes));
   RecordProperty("bound_kv_bytes", std::to_string(bound));
   EXPECT_EQ(heldBlocks(m->blockTable(1, kFull)), kTokens / kBlock);
-  EXPECT_LE(heldBlocks(m->blockTable(1, kSliding)) * kBlock,
-            kWindow + 2 * kBlock);
+  for (int64_t g = 1; g < m->numGroups(); ++g)
+    EXPECT_LE(heldBlocks(m->blockTable(1, g)) * kBlock, kWindow + 2 * kBlock);
 }
 
 } // namespace

@@ -3,16 +3,24 @@
 // Random scenarios drive a KVCacheManager and, side by side, a small reference
 // model of what the rules in docs/ARCHITECTURE.md ("The paged KV cache") and
 // the headers promise. The model shares no code with the implementation: it
-// keeps per block its reference count and, when cached, the exact token
-// prefix the block holds, and per sequence its tokens and block tables. After
-// every operation the manager must agree with the model.
+// keeps one set of blocks that every KV group draws from, per block its
+// reference count, the group it was handed out for (while used or evictable)
+// and, when cached, the exact token prefix it holds; per group the block that
+// caches each prefix (the same prefix is cached once in each group, in
+// different blocks); and per sequence its tokens and block tables. After every
+// operation the manager must agree with the model.
 //
 // Which free block the pool hands out is not part of the contract, so the
 // model accepts any free block, records it, and from then on predicts that
-// block exactly. Which evictable block is evicted is part of it (least
-// recently unreferenced first; a freed sequence drops its blocks last first);
-// blocks a single allocateSlots releases together have no specified order
-// among themselves, so the model accepts any of them.
+// block exactly. Which evictable block is evicted is part of it: the least
+// recently unreferenced first, whichever group it belongs to. A freed sequence
+// drops its blocks from the last logical block to the first, and within one
+// logical block in group order (group 0's first); the blocks a single
+// allocateSlots releases together, in all groups, have no specified order
+// among themselves, so the model accepts any of them. allocateSlots succeeds
+// exactly when the pool's free and evictable blocks, counting those its
+// releases unreference, cover what all groups lack together; it then fills
+// the groups' missing entries in group order.
 //
 //===----------------------------------------------------------------------===//
 #include "kv_cache/KVCacheManager.h"
@@ -45,6 +53,8 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 struct ModelBlock {
   int64_t refs = 0;
+  /// The group it was handed out for; meaningful while used or evictable.
+  int64_t group = 0;
   bool cached = false;
   /// The token prefix whose last B tokens this block holds, while cached.
   Tokens prefix;
@@ -57,9 +67,9 @@ struct ModelBlock {
 
 struct ModelGroup {
   int64_t window = 0;
-  std::vector<ModelBlock> blocks;
-  /// At most one cached block per prefix: the same content computed twice
-  /// stays uncached the second time.
+  /// At most one cached block of this group per prefix: the same content
+  /// computed twice stays uncached the second time. Other groups cache the
+  /// same prefix in blocks of their own.
   std::map<Tokens, BlockId> cachedByPrefix;
 };
 
@@ -75,20 +85,21 @@ struct ModelSeq {
 
 class Model {
 public:
-  Model(int64_t blockSize, const std::vector<KVGroupSpec> &specs,
-        bool prefixCache)
-      : b(blockSize), prefixCache(prefixCache) {
+  Model(int64_t blockSize, int64_t numBlocks,
+        const std::vector<KVGroupSpec> &specs, bool prefixCache)
+      : b(blockSize), prefixCache(prefixCache), blocks(numBlocks) {
     for (const KVGroupSpec &spec : specs) {
       ModelGroup group;
       group.window = spec.window;
-      group.blocks.resize(spec.numBlocks);
       groups.push_back(std::move(group));
     }
   }
 
   int64_t blockSize() const { return b; }
+  int64_t numBlocks() const { return static_cast<int64_t>(blocks.size()); }
   int64_t numGroups() const { return static_cast<int64_t>(groups.size()); }
   const ModelGroup &group(int64_t g) const { return groups[g]; }
+  const ModelBlock &block(BlockId id) const { return blocks[id]; }
   const std::map<SeqId, ModelSeq> &sequences() const { return seqs; }
   const ModelSeq &seq(SeqId id) const { return seqs.at(id); }
   bool isLive(SeqId id) const { return seqs.count(id) != 0; }
@@ -128,7 +139,7 @@ public:
       s.tables[g].assign(m, kNullBlock);
       for (int64_t k = s.released[g]; k < m; ++k) {
         BlockId block = groups[g].cachedByPrefix.at(head(tokens, (k + 1) * b));
-        ++groups[g].blocks[block].refs;
+        ++blocks[block].refs;
         s.tables[g][k] = block;
       }
     }
@@ -140,32 +151,34 @@ public:
     known.insert(known.end(), tokens.begin(), tokens.end());
   }
 
-  /// Whether allocateSlots(id, n) must succeed: every group has as many free
-  /// or evictable blocks, counting those the release would unreference, as
-  /// logical blocks of [released, ceil((c + n) / B)) it lacks.
+  /// Whether allocateSlots(id, n) must succeed: the pool has as many free or
+  /// evictable blocks, counting those the releases of every group would
+  /// unreference, as all groups together lack logical blocks of
+  /// [released, ceil((c + n) / B)).
   bool fits(SeqId id, int64_t n) const {
     const ModelSeq &s = seqs.at(id);
+    int64_t available = 0, missing = 0;
+    for (const ModelBlock &block : blocks)
+      available += block.refs == 0;
+    // References the releases drop, per block.
+    std::map<BlockId, int64_t> dropped;
     for (int64_t g = 0; g < numGroups(); ++g) {
       const std::vector<BlockId> &table = s.tables[g];
       const int64_t size = static_cast<int64_t>(table.size());
       const int64_t released = firstKept(g, s.computed);
-      int64_t available = 0;
-      for (const ModelBlock &block : groups[g].blocks)
-        available += block.refs == 0;
       for (int64_t k = 0; k < std::min(released, size); ++k)
-        available +=
-            table[k] != kNullBlock && groups[g].blocks[table[k]].refs == 1;
-      int64_t missing = 0;
+        if (table[k] != kNullBlock)
+          ++dropped[table[k]];
       for (int64_t k = released; k < ceilDiv(s.computed + n, b); ++k)
         missing += k >= size || table[k] == kNullBlock;
-      if (missing > available)
-        return false;
     }
-    return true;
+    for (const auto &[id, count] : dropped)
+      available += blocks[id].refs == count;
+    return missing <= available;
   }
 
   /// The first half of a successful allocateSlots: drops the blocks the
-  /// query at the computed position no longer sees.
+  /// query at the computed position no longer sees, in every group.
   void release(SeqId id) {
     ModelSeq &s = seqs.at(id);
     const uint64_t stamp = ++clock; // one batch: no order among them
@@ -175,7 +188,7 @@ public:
       for (int64_t k = 0; k < std::min<int64_t>(s.released[g], table.size());
            ++k)
         if (table[k] != kNullBlock) {
-          unref(g, table[k], stamp);
+          unref(table[k], stamp);
           table[k] = kNullBlock;
         }
     }
@@ -193,24 +206,25 @@ public:
     return missing;
   }
 
-  /// The second half: logical block missing[i] of group g received taken[i].
-  /// Returns why that breaks the pool's rule (a free block while any is free,
-  /// else the least recently unreferenced cached one), or "" if it does not.
+  /// The second half, once per group in group order: logical block
+  /// missing[i] of group g received taken[i]. Returns why that breaks the
+  /// pool's rule (a free block while any is free, else the least recently
+  /// unreferenced cached one of any group), or "" if it does not.
   std::string fill(SeqId id, int64_t g, const std::vector<int64_t> &missing,
                    const std::vector<BlockId> &taken) {
-    std::string why = checkTaken(groups[g], taken);
+    std::string why = checkTaken(taken);
     if (!why.empty())
       return why;
-    ModelGroup &group = groups[g];
     std::vector<BlockId> &table = seqs.at(id).tables[g];
     table.resize(std::max<int64_t>(table.size(), missing.back() + 1),
                  kNullBlock);
     for (size_t i = 0; i < taken.size(); ++i) {
-      ModelBlock &block = group.blocks[taken[i]];
-      if (block.cached)
-        group.cachedByPrefix.erase(block.prefix); // evicted
+      ModelBlock &block = blocks[taken[i]];
+      if (block.cached) // evicted, from whichever group held it
+        groups[block.group].cachedByPrefix.erase(block.prefix);
       block = ModelBlock{};
       block.refs = 1;
+      block.group = g;
       table[missing[i]] = taken[i];
     }
     return "";
@@ -244,19 +258,23 @@ public:
         if (group.cachedByPrefix.count(prefix))
           continue;
         group.cachedByPrefix[prefix] = block;
-        group.blocks[block].cached = true;
-        group.blocks[block].prefix = prefix;
+        blocks[block].cached = true;
+        blocks[block].prefix = prefix;
       }
     }
   }
 
-  /// Drops the sequence's references, last block first.
+  /// Drops the sequence's references one at a time: the last logical block
+  /// first, and within one logical block in group order.
   void free(SeqId id) {
     ModelSeq &s = seqs.at(id);
-    for (int64_t g = 0; g < numGroups(); ++g)
-      for (auto it = s.tables[g].rbegin(); it != s.tables[g].rend(); ++it)
-        if (*it != kNullBlock)
-          unref(g, *it, ++clock);
+    size_t longest = 0;
+    for (const std::vector<BlockId> &table : s.tables)
+      longest = std::max(longest, table.size());
+    for (size_t k = longest; k-- > 0;)
+      for (int64_t g = 0; g < numGroups(); ++g)
+        if (k < s.tables[g].size() && s.tables[g][k] != kNullBlock)
+          unref(s.tables[g][k], ++clock);
     seqs.erase(id);
   }
 
@@ -269,42 +287,43 @@ private:
     return true;
   }
 
-  void unref(int64_t g, BlockId block, uint64_t stamp) {
-    ModelBlock &state = groups[g].blocks[block];
+  void unref(BlockId block, uint64_t stamp) {
+    ModelBlock &state = blocks[block];
     if (--state.refs == 0)
       state.evictableSince = stamp;
   }
 
-  static std::string checkTaken(const ModelGroup &group,
-                                const std::vector<BlockId> &taken) {
+  /// The pool's rule over all its blocks: free ones while any is free, then
+  /// the least recently unreferenced evictable ones, whatever their group.
+  std::string checkTaken(const std::vector<BlockId> &taken) const {
     std::ostringstream why;
     int64_t numFree = 0;
-    for (const ModelBlock &block : group.blocks)
+    for (const ModelBlock &block : blocks)
       numFree += block.isFree();
     std::set<BlockId> seen;
     int64_t fromFree = 0;
     uint64_t newestEvicted = 0;
     for (BlockId id : taken) {
-      if (id < 0 || id >= static_cast<BlockId>(group.blocks.size()) ||
-          !seen.insert(id).second || group.blocks[id].refs > 0) {
+      if (id < 0 || id >= static_cast<BlockId>(blocks.size()) ||
+          !seen.insert(id).second || blocks[id].refs > 0) {
         why << "handed out block " << id << ", not free nor evictable";
         return why.str();
       }
-      if (group.blocks[id].isFree())
+      if (blocks[id].isFree())
         ++fromFree;
       else
-        newestEvicted =
-            std::max(newestEvicted, group.blocks[id].evictableSince);
+        newestEvicted = std::max(newestEvicted, blocks[id].evictableSince);
     }
     const int64_t wantFree = std::min<int64_t>(numFree, taken.size());
     if (fromFree != wantFree) {
       why << "took " << fromFree << " free blocks, expected " << wantFree;
       return why.str();
     }
-    for (BlockId id = 0; id < static_cast<BlockId>(group.blocks.size()); ++id)
-      if (!seen.count(id) && group.blocks[id].isEvictable() &&
-          group.blocks[id].evictableSince < newestEvicted) {
-        why << "evicted a block while older evictable block " << id << " stays";
+    for (BlockId id = 0; id < static_cast<BlockId>(blocks.size()); ++id)
+      if (!seen.count(id) && blocks[id].isEvictable() &&
+          blocks[id].evictableSince < newestEvicted) {
+        why << "evicted a block while older evictable block " << id
+            << " (group " << blocks[id].group << ") stays";
         return why.str();
       }
     return "";
@@ -312,6 +331,8 @@ private:
 
   int64_t b;
   bool prefixCache;
+  /// The one pool, shared by every group.
+  std::vector<ModelBlock> blocks;
   std::vector<ModelGroup> groups;
   std::map<SeqId, ModelSeq> seqs;
   uint64_t clock = 0;
@@ -350,13 +371,14 @@ void checkTables(const KVCacheManager &m, const Model &model, SeqId id) {
   }
 }
 
-// Counts how many live table entries name each block of group g.
-std::vector<int64_t> tableRefs(const Model &model, int64_t g) {
-  std::vector<int64_t> refs(model.group(g).blocks.size(), 0);
+// Counts how many live table entries, of any group, name each block.
+std::vector<int64_t> tableRefs(const Model &model) {
+  std::vector<int64_t> refs(model.numBlocks(), 0);
   for (const auto &[id, s] : model.sequences())
-    for (BlockId block : s.tables[g])
-      if (block != kNullBlock)
-        ++refs[block];
+    for (const std::vector<BlockId> &table : s.tables)
+      for (BlockId block : table)
+        if (block != kNullBlock)
+          ++refs[block];
   return refs;
 }
 
@@ -368,56 +390,74 @@ bool isKnownPrefix(const Tokens &prefix, const std::vector<Tokens> &known) {
   return false;
 }
 
-// Reference counts, cached flags and counters of group g's pool.
-void checkPool(const KVCacheManager &m, const Model &model, int64_t g,
+// Reference counts, cached flags and counters of the pool, in all and per
+// group.
+void checkPool(const KVCacheManager &m, const Model &model,
                const std::vector<Tokens> &known) {
-  const BlockPool &pool = m.pool(g);
-  const ModelGroup &group = model.group(g);
-  const std::vector<int64_t> refs = tableRefs(model, g);
+  const BlockPool &pool = m.pool();
+  ASSERT_EQ(pool.numBlocks(), model.numBlocks());
+  const std::vector<int64_t> refs = tableRefs(model);
   int64_t used = 0, evictable = 0, free = 0;
+  std::vector<int64_t> usedIn(model.numGroups(), 0),
+      evictableIn(model.numGroups(), 0);
   for (BlockId id = 0; id < static_cast<BlockId>(refs.size()); ++id) {
-    const ModelBlock &block = group.blocks[id];
-    EXPECT_EQ(pool.refCount(id), refs[id]) << "group " << g << " block " << id;
-    EXPECT_EQ(block.refs, refs[id]) << "model, group " << g << " block " << id;
-    EXPECT_EQ(pool.isCached(id), block.cached)
-        << "group " << g << " block " << id;
+    const ModelBlock &block = model.block(id);
+    EXPECT_EQ(pool.refCount(id), refs[id]) << "block " << id;
+    EXPECT_EQ(block.refs, refs[id]) << "model, block " << id;
+    EXPECT_EQ(pool.isCached(id), block.cached) << "block " << id;
     used += refs[id] > 0;
     evictable += block.isEvictable();
     free += block.isFree();
+    if (block.refs > 0)
+      ++usedIn[block.group];
+    else if (block.isEvictable())
+      ++evictableIn[block.group];
     if (block.isEvictable()) {
       // Only full blocks of a prefix some request had are kept.
       EXPECT_TRUE(!block.prefix.empty() &&
                   block.prefix.size() % model.blockSize() == 0 &&
                   isKnownPrefix(block.prefix, known))
-          << "group " << g << " block " << id;
+          << "block " << id << " of group " << block.group;
     }
   }
-  EXPECT_EQ(pool.numUsedBlocks(), used) << "group " << g;
-  EXPECT_EQ(pool.numEvictableBlocks(), evictable) << "group " << g;
-  EXPECT_EQ(pool.numFreeBlocks(), free) << "group " << g;
+  EXPECT_EQ(pool.numUsedBlocks(), used);
+  EXPECT_EQ(pool.numEvictableBlocks(), evictable);
+  EXPECT_EQ(pool.numFreeBlocks(), free);
   EXPECT_EQ(pool.numUsedBlocks() + pool.numEvictableBlocks() +
                 pool.numFreeBlocks(),
-            pool.numBlocks())
-      << "group " << g;
+            pool.numBlocks());
+  for (int64_t g = 0; g < model.numGroups(); ++g) {
+    EXPECT_EQ(pool.numUsedBlocks(g), usedIn[g]) << "group " << g;
+    EXPECT_EQ(pool.numEvictableBlocks(g), evictableIn[g]) << "group " << g;
+  }
 }
 
-// A block named by two table entries is a cached full block, and every
-// cached block in a table holds that sequence's own prefix.
+// A block in group g's tables belongs to group g; a block named by two table
+// entries is a cached full block; every cached block in a table holds that
+// sequence's own prefix; and each group's prefix index names cached blocks
+// of that group holding that prefix.
 void checkSharing(const Model &model) {
+  const std::vector<int64_t> refs = tableRefs(model);
   for (int64_t g = 0; g < model.numGroups(); ++g) {
-    const std::vector<int64_t> refs = tableRefs(model, g);
     for (const auto &[id, s] : model.sequences())
       for (int64_t k = 0; k < static_cast<int64_t>(s.tables[g].size()); ++k) {
         BlockId block = s.tables[g][k];
         if (block == kNullBlock)
           continue;
-        const ModelBlock &state = model.group(g).blocks[block];
+        const ModelBlock &state = model.block(block);
+        EXPECT_EQ(state.group, g)
+            << "sequence " << id << " group " << g << " block " << k;
         EXPECT_TRUE(refs[block] == 1 || state.cached)
-            << "group " << g << " block " << block << " shared, uncached";
+            << "block " << block << " shared, uncached";
         if (state.cached)
           EXPECT_EQ(state.prefix, head(s.tokens, (k + 1) * model.blockSize()))
               << "sequence " << id << " group " << g << " block " << k;
       }
+    for (const auto &[prefix, block] : model.group(g).cachedByPrefix) {
+      const ModelBlock &state = model.block(block);
+      EXPECT_TRUE(state.cached && state.group == g && state.prefix == prefix)
+          << "model, group " << g << " caches block " << block;
+    }
   }
 }
 
@@ -428,8 +468,7 @@ void checkAll(const KVCacheManager &m, const Model &model,
     ASSERT_NO_FATAL_FAILURE(checkTables(m, model, id));
   for (SeqId id : gone)
     EXPECT_EQ(m.hasSequence(id), model.isLive(id)) << "sequence " << id;
-  for (int64_t g = 0; g < model.numGroups(); ++g)
-    checkPool(m, model, g, known);
+  ASSERT_NO_FATAL_FAILURE(checkPool(m, model, known));
   checkSharing(model);
 }
 
@@ -465,33 +504,41 @@ private:
   }
   bool chance(double p) { return std::bernoulli_distribution(p)(rng); }
 
-  // One or two groups, each full or sliding with W in [2, 6]; B in
-  // [1, W + 1]; pools of 1 to 12 blocks, so that allocation often fails; the
+  // One to three groups, each full or sliding with W in [2, 6], or sharing
+  // the previous group's window (Manifest.h splits a window's layers into
+  // groups of one size: those release blocks together); B in [1, W + 1]; one
+  // pool shared by all groups of 1 to 12 blocks per group, so that allocation
+  // often fails and one group's allocation evicts another's cached blocks; the
   // prefix cache off in one scenario in ten. (W = 1 is left out: its rule
   // needs no cached block at all, so how far a hit reaches would depend on
   // how long the prefix tree keeps nodes, which no header promises.)
   void configure() {
     std::vector<KVGroupSpec> specs;
     int64_t maxWindow = 0;
-    for (int64_t g = 0, n = uniform(1, 2); g < n; ++g) {
+    for (int64_t g = 0, n = uniform(1, 3); g < n; ++g) {
       int64_t window = chance(0.5) ? 0 : uniform(2, 6);
+      if (g > 0 && chance(0.3))
+        window = specs.back().window;
       maxWindow = std::max(maxWindow, window);
-      specs.push_back({"g" + std::to_string(g), window, uniform(1, 12)});
+      specs.push_back({"g" + std::to_string(g), window});
     }
+    const int64_t numBlocks =
+        uniform(1, 12 * static_cast<int64_t>(specs.size()));
     blockSize = uniform(1, (maxWindow ? maxWindow : uniform(2, 6)) + 1);
     const int64_t alphabets[] = {2, 3, 1000};
     alphabet = alphabets[uniform(0, 2)];
     const bool prefixCache = chance(0.9);
     StatusOr<std::unique_ptr<KVCacheManager>> made =
-        KVCacheManager::create(blockSize, specs, prefixCache);
+        KVCacheManager::create(blockSize, numBlocks, specs, prefixCache);
     ASSERT_TRUE(made.ok()) << made.status().message();
     manager = std::move(*made);
-    model = std::make_unique<Model>(blockSize, specs, prefixCache);
+    model = std::make_unique<Model>(blockSize, numBlocks, specs, prefixCache);
     std::ostringstream out;
     out << "B=" << blockSize << " alphabet=" << alphabet << " prefix cache "
-        << (prefixCache ? "on" : "off") << " groups:";
+        << (prefixCache ? "on" : "off") << " blocks=" << numBlocks
+        << " groups:";
     for (const KVGroupSpec &spec : specs)
-      out << " {W=" << spec.window << ", blocks=" << spec.numBlocks << "}";
+      out << " {W=" << spec.window << "}";
     config = out.str();
   }
 
@@ -608,6 +655,8 @@ private:
     EXPECT_TRUE(done.ok() && *done == fits) << what << " expected " << fits;
     if (!fits || !done.ok() || !*done)
       return what + (fits ? " ok" : " out of blocks");
+    // Every group releases before any allocates; then the pool serves the
+    // groups' missing entries in group order.
     model->release(id);
     for (int64_t g = 0; g < model->numGroups(); ++g)
       fillGroup(id, g, n, what);

@@ -61,7 +61,7 @@ void load(const std::string &model, int64_t maxBatch, Loaded &loaded) {
   cohere2c_engine_options_t options;
   cohere2c_engine_options_initialize(&options);
   options.block_size = 4;
-  options.kv_blocks = 64;
+  options.kv_blocks = 128;
   options.max_batch = maxBatch;
   options.ignore_eos = true;
   ASSERT_C_OK(
@@ -203,7 +203,8 @@ TEST(CApiTest, LogprobsAreTheLogSoftmaxOfTheLogits) {
 }
 
 // validate answers what submit would, and queues nothing; the load and the
-// KV groups' blocks follow the requests (every block used, evictable or free).
+// KV groups' blocks follow the requests (every block of the pool free, or
+// used or evictable in one group).
 TEST(CApiTest, ValidateAndLoadFollowTheEngine) {
   auto model = ReferenceModel::load("tiny-cohere2");
   Loaded loaded;
@@ -219,7 +220,9 @@ TEST(CApiTest, ValidateAndLoadFollowTheEngine) {
   cohere2c_engine_load_t load = {};
   ASSERT_C_OK(cohere2c_engine_load(loaded.engine, &load));
   EXPECT_EQ(load.running + load.waiting, 0);
-  ASSERT_EQ(load.kv_groups, 2u);
+  // tiny-cohere2: 2 full and 6 sliding layers in 4 groups of 2 layers.
+  ASSERT_EQ(load.kv_groups, 4u);
+  EXPECT_EQ(load.free_kv_blocks, 128);
 
   cohere2c_request_t *first = nullptr, *second = nullptr;
   ASSERT_C_OK(cohere2c_engine_submit(loaded.engine, &options, &first));
@@ -228,30 +231,43 @@ TEST(CApiTest, ValidateAndLoadFollowTheEngine) {
   ASSERT_C_OK(cohere2c_engine_load(loaded.engine, &load));
   EXPECT_EQ(load.running, 1); // max_batch 1
   EXPECT_EQ(load.waiting, 1);
-  auto blocks = [&](size_t g) {
-    cohere2c_kv_group_t group = {};
-    cohere2c_status_t s = cohere2c_engine_kv_group(loaded.engine, g, &group);
+  auto group = [&](size_t g) {
+    cohere2c_kv_group_t out = {};
+    cohere2c_status_t s = cohere2c_engine_kv_group(loaded.engine, g, &out);
     EXPECT_EQ(s, nullptr);
     cohere2c_status_free(s);
-    EXPECT_EQ(group.used_blocks + group.evictable_blocks + group.free_blocks,
-              64);
-    return group;
+    return out;
   };
+  // Every block is free or held by one group; the prompt's blocks are used
+  // in each group (the window of 8 keeps the last block or two of a prompt
+  // longer than that).
+  auto heldByGroups = [&] {
+    int64_t held = 0;
+    for (size_t g = 0; g < 4; ++g)
+      held += group(g).used_blocks + group(g).evictable_blocks;
+    return held;
+  };
+  ASSERT_C_OK(cohere2c_engine_load(loaded.engine, &load));
+  EXPECT_EQ(heldByGroups() + load.free_kv_blocks, 128);
   int64_t prompting = (prompt.size() + 3) / 4;
-  EXPECT_GE(blocks(0).used_blocks + blocks(1).used_blocks, prompting);
-  cohere2c_kv_group_t third;
-  auto outside = take(cohere2c_engine_kv_group(loaded.engine, 2, &third));
+  EXPECT_GE(group(0).used_blocks, prompting);
+  for (size_t g = 1; g < 4; ++g)
+    EXPECT_GE(group(g).used_blocks, 1) << g;
+  cohere2c_kv_group_t fifth;
+  auto outside = take(cohere2c_engine_kv_group(loaded.engine, 4, &fifth));
   EXPECT_EQ(outside.first, COHERE2C_STATUS_INVALID_ARGUMENT);
-  EXPECT_NE(outside.second.find("group 2 of an engine with 2 KV groups"),
+  EXPECT_NE(outside.second.find("group 4 of an engine with 4 KV groups"),
             std::string::npos)
       << outside.second;
   runToEnd(loaded.engine);
   ASSERT_C_OK(cohere2c_engine_load(loaded.engine, &load));
   EXPECT_EQ(load.running + load.waiting, 0);
-  EXPECT_EQ(blocks(0).used_blocks + blocks(1).used_blocks, 0);
-  EXPECT_STREQ(blocks(0).name == std::string("full") ? blocks(1).name
-                                                     : blocks(0).name,
-               "sliding8");
+  for (size_t g = 0; g < 4; ++g)
+    EXPECT_EQ(group(g).used_blocks, 0) << g;
+  EXPECT_EQ(heldByGroups() + load.free_kv_blocks, 128);
+  EXPECT_STREQ(group(0).name, "full");
+  EXPECT_STREQ(group(1).name, "sliding8.0");
+  EXPECT_STREQ(group(3).name, "sliding8.2");
   cohere2c_request_release(first);
   cohere2c_request_release(second);
 }

@@ -40,13 +40,14 @@ void PrintTo(const Case &c, std::ostream *os) { *os << c.model << " " << c.preci
 
 class CudaPlanTest : public ::testing::TestWithParam<Case> {};
 
-/// The engine options the interpreter runs the shipped models with: 16
-/// blocks of 16 tokens (every prompt with its greedy tokens fits), EOS
-/// ignored (the references run to their length).
+/// The engine options the interpreter runs the shipped models with: 32
+/// blocks of 16 tokens (every prompt with its greedy tokens, at most 123
+/// positions, fits in each of the 4 KV groups), EOS ignored (the
+/// references run to their length).
 EngineOptions interpreterOptions() {
   EngineOptions options;
   options.blockSize = 16;
-  options.numBlocks = 16;
+  options.numBlocks = 32;
   options.ignoreEos = true;
   return options;
 }
@@ -217,14 +218,20 @@ std::pair<int64_t, int64_t> compareLongRequestWithHostTarget(int64_t length, int
 // short for it). The last step: 40 tokens (3 tiles) over 1000 keys (32 key
 // tiles), 4 splits; the first ones 1.
 TEST(CudaPlanLongContextTest, SplitKeysMatchTheHostTarget) {
-  EXPECT_EQ(compareLongRequestWithHostTarget(1000, 1, /*prefillChunk=*/64, 64).first, 4);
+  // 63 full blocks and 7 in each sliding group of window 8.
+  EXPECT_EQ(
+      compareLongRequestWithHostTarget(1000, 1, /*prefillChunk=*/64, 84).first,
+      4);
 }
 
 // Decode steps over a long context: one token over 600 keys splits them
 // over 32 blocks per KV head (decode_splits = splitsFor(1, 600, kDecodeSplitTokens)), the most
 // there are.
 TEST(CudaPlanLongContextTest, DecodeSplitsMatchTheHostTarget) {
-  EXPECT_EQ(compareLongRequestWithHostTarget(600, 4, /*prefillChunk=*/0, 48).second, 32);
+  // The prompt at once: 38 blocks in each of the 4 KV groups.
+  EXPECT_EQ(
+      compareLongRequestWithHostTarget(600, 4, /*prefillChunk=*/0, 152).second,
+      32);
 }
 
 /// Positions where two logits vectors of one size differ (NaN differs from

@@ -212,7 +212,7 @@ int64_t blocksAlone(const Mix &mix, const Request &r) {
     int64_t blocks = ceilDiv(positions, o.blockSize);
     if (group.window > 0)
       blocks = std::min(blocks, ceilDiv(group.window + chunk, o.blockSize) + 2);
-    needed = std::max(needed, blocks);
+    needed += blocks;
   }
   return needed;
 }
@@ -459,7 +459,7 @@ public:
       return ran;
     return real->run(input, output);
   }
-  std::vector<int64_t> bytesPerBlock() const override {
+  int64_t bytesPerBlock() const override {
     return real ? real->bytesPerBlock() : hash->bytesPerBlock();
   }
 
@@ -467,8 +467,8 @@ private:
   StepOutput dropped;
 };
 
-/// Makes the real executor of a run: blocks of `blockSize` tokens,
-/// `numBlocks` per group.
+/// Makes the real executor of a run: a pool of `numBlocks` blocks of
+/// `blockSize` tokens.
 using ExecutorFactory = std::function<std::unique_ptr<Executor>(
     int64_t blockSize, int64_t numBlocks)>;
 
@@ -546,10 +546,12 @@ private:
 
   void checkAccounting();
   void checkTables(const Tracked &r, int64_t group,
-                   std::vector<int64_t> &holders);
+                   std::vector<int64_t> &holders,
+                   std::vector<int64_t> &holderGroup);
   void checkHeldBlock(int64_t group, int32_t block, const Tracked &r,
                       int64_t k);
-  void checkPool(int64_t group, const std::vector<int64_t> &holders);
+  void checkPool(const std::vector<int64_t> &holders,
+                 const std::vector<int64_t> &holderGroup);
   void checkCachedBlock(int64_t group, int32_t block);
   void snapshotCache();
 
@@ -825,7 +827,7 @@ void MixRun::checkTablesOfStep(const StepInput &in,
             << "row " << s << " group " << group << " logical block " << k;
     }
     // Writes go to blocks no one else reads and the cache does not keep.
-    const kv::BlockPool &pool = cache().pool(group);
+    const kv::BlockPool &pool = cache().pool();
     for (size_t t = 0; t < in.ids.size(); ++t) {
       const int64_t s = in.seqRows[t], k = in.positions[t] / blockSize();
       const int32_t block = k < width ? in.tables[group][s * width + k] : -1;
@@ -937,16 +939,18 @@ void MixRun::checkRunning() {
 //===--- Block accounting (K2 - K5) ---------------------------------------===//
 
 void MixRun::checkAccounting() {
-  for (int64_t group = 0; group < model.numGroups(); ++group) {
-    std::vector<int64_t> holders(mix.options.numBlocks, 0);
+  // Per block of the pool: the table entries naming it and their group.
+  std::vector<int64_t> holders(mix.options.numBlocks, 0);
+  std::vector<int64_t> holderGroup(mix.options.numBlocks, -1);
+  for (int64_t group = 0; group < model.numGroups(); ++group)
     for (Ticket ticket : running)
-      checkTables(at(ticket), group, holders);
-    checkPool(group, holders);
-  }
+      checkTables(at(ticket), group, holders, holderGroup);
+  checkPool(holders, holderGroup);
 }
 
 void MixRun::checkTables(const Tracked &r, int64_t group,
-                         std::vector<int64_t> &holders) {
+                         std::vector<int64_t> &holders,
+                         std::vector<int64_t> &holderGroup) {
   if (!cache().hasSequence(r.seq))
     return; // checkRunning reports it
   const std::vector<kv::BlockId> &table = cache().blockTable(r.seq, group);
@@ -958,6 +962,10 @@ void MixRun::checkTables(const Tracked &r, int64_t group,
         << who << " logical block " << k << " is block " << table[k];
     if (table[k] < 0 || table[k] >= mix.options.numBlocks)
       continue;
+    EXPECT_TRUE(holderGroup[table[k]] == -1 || holderGroup[table[k]] == group)
+        << who << " logical block " << k << " is block " << table[k]
+        << ", held in group " << holderGroup[table[k]] << " too";
+    holderGroup[table[k]] = group;
     ++holders[table[k]];
     checkHeldBlock(group, table[k], r, k);
   }
@@ -965,7 +973,8 @@ void MixRun::checkTables(const Tracked &r, int64_t group,
 
 std::string slotText(const HashModelExecutor::Slot &slot) {
   return "position " + std::to_string(slot.position) + " token " +
-         std::to_string(slot.token) + " key " + std::to_string(slot.chain);
+         std::to_string(slot.token) + " key " + std::to_string(slot.chain) +
+         " of group " + std::to_string(slot.group);
 }
 
 // The KV of positions [kB, min((k+1)B, computed)) of r's own tokens.
@@ -973,9 +982,9 @@ void MixRun::checkHeldBlock(int64_t group, int32_t block, const Tracked &r,
                             int64_t k) {
   const int64_t b = blockSize();
   for (int64_t j = k * b; j < std::min((k + 1) * b, r.computed); ++j) {
-    const HashModelExecutor::Slot &slot = hash->slot(group, block, j % b);
+    const HashModelExecutor::Slot &slot = hash->slot(block, j % b);
     if (slot.position == j && slot.token == r.tokens[j] &&
-        slot.chain == r.keys[j])
+        slot.chain == r.keys[j] && slot.group == group)
       continue;
     ADD_FAILURE() << r.spec->request.id << " group " << group << " block "
                   << block << " (logical " << k << ") holds " << slotText(slot)
@@ -985,31 +994,45 @@ void MixRun::checkHeldBlock(int64_t group, int32_t block, const Tracked &r,
   }
 }
 
-void MixRun::checkPool(int64_t group, const std::vector<int64_t> &holders) {
-  const kv::BlockPool &pool = cache().pool(group);
-  int64_t used = 0, evictable = 0;
+void MixRun::checkPool(const std::vector<int64_t> &holders,
+                       const std::vector<int64_t> &holderGroup) {
+  const kv::BlockPool &pool = cache().pool();
+  const int64_t b = blockSize();
+  std::vector<int64_t> used(model.numGroups(), 0), evictable(used);
   for (int32_t block = 0; block < pool.numBlocks(); ++block) {
-    EXPECT_EQ(pool.refCount(block), holders[block])
-        << "group " << group << " block " << block;
+    EXPECT_EQ(pool.refCount(block), holders[block]) << "block " << block;
     EXPECT_TRUE(holders[block] <= 1 || pool.isCached(block))
-        << "group " << group << " block " << block << " is shared, uncached";
-    if (pool.isCached(block)) {
-      checkCachedBlock(group, block);
-      evictable += holders[block] == 0;
-    }
-    used += holders[block] > 0;
+        << "block " << block << " is shared, uncached";
+    if (holders[block] > 0)
+      ++used[holderGroup[block]];
+    if (!pool.isCached(block))
+      continue;
+    // An unreferenced cached block belongs to the group that wrote it.
+    const int64_t group = holders[block] > 0 ? holderGroup[block]
+                                             : hash->slot(block, b - 1).group;
+    checkCachedBlock(group, block);
+    if (holders[block] == 0 && group >= 0)
+      ++evictable[group];
   }
-  EXPECT_EQ(pool.numUsedBlocks(), used) << "group " << group;
-  EXPECT_EQ(pool.numEvictableBlocks(), evictable) << "group " << group;
-  EXPECT_EQ(pool.numFreeBlocks(), pool.numBlocks() - used - evictable)
-      << "group " << group;
+  int64_t usedInAll = 0, evictableInAll = 0;
+  for (int64_t group = 0; group < model.numGroups(); ++group) {
+    EXPECT_EQ(pool.numUsedBlocks(group), used[group]) << "group " << group;
+    EXPECT_EQ(pool.numEvictableBlocks(group), evictable[group])
+        << "group " << group;
+    usedInAll += used[group];
+    evictableInAll += evictable[group];
+  }
+  EXPECT_EQ(pool.numUsedBlocks(), usedInAll);
+  EXPECT_EQ(pool.numEvictableBlocks(), evictableInAll);
+  EXPECT_EQ(pool.numFreeBlocks(),
+            pool.numBlocks() - usedInAll - evictableInAll);
 }
 
 // A full block of consecutive positions whose keys continue one another and
 // end where some request's tokens end a block, with that request's keys.
 void MixRun::checkCachedBlock(int64_t group, int32_t block) {
   const int64_t b = blockSize();
-  const HashModelExecutor::Slot &last = hash->slot(group, block, b - 1);
+  const HashModelExecutor::Slot &last = hash->slot(block, b - 1);
   auto owner = blockOwners.find(last.chain);
   if (owner == blockOwners.end() || owner->second.second != last.position + 1) {
     ADD_FAILURE() << "cached block " << block << " of group " << group
@@ -1019,9 +1042,9 @@ void MixRun::checkCachedBlock(int64_t group, int32_t block) {
   }
   const Tracked &r = tracked[owner->second.first];
   for (int64_t i = 0; i < b; ++i) {
-    const HashModelExecutor::Slot &slot = hash->slot(group, block, i);
+    const HashModelExecutor::Slot &slot = hash->slot(block, i);
     const int64_t j = last.position + 1 - b + i;
-    if (slot.position != j || slot.chain != r.keys[j]) {
+    if (slot.position != j || slot.chain != r.keys[j] || slot.group != group) {
       ADD_FAILURE() << "cached block " << block << " of group " << group
                     << " holds " << slotText(slot) << " in slot " << i
                     << ", not the key of position " << j << " of "
@@ -1033,24 +1056,24 @@ void MixRun::checkCachedBlock(int64_t group, int32_t block) {
 
 void MixRun::snapshotCache() {
   const int64_t b = blockSize();
+  const kv::BlockPool &pool = cache().pool();
+  std::vector<std::set<uint64_t>> keys(model.numGroups());
+  for (int32_t block = 0; block < pool.numBlocks(); ++block)
+    if (pool.isCached(block)) {
+      const HashModelExecutor::Slot &last = hash->slot(block, b - 1);
+      keys[last.group].insert(last.chain);
+    }
   for (int64_t group = 0; group < model.numGroups(); ++group) {
-    const kv::BlockPool &pool = cache().pool(group);
-    std::set<uint64_t> keys;
-    for (int32_t block = 0; block < pool.numBlocks(); ++block)
-      if (pool.isCached(block))
-        keys.insert(hash->slot(group, block, b - 1).chain);
-    std::set<uint64_t> &before = cachedKeys[group];
-    for (uint64_t key : before)
-      counts.evictions += keys.count(key) == 0;
-    before = std::move(keys);
+    for (uint64_t key : cachedKeys[group])
+      counts.evictions += keys[group].count(key) == 0;
+    cachedKeys[group] = std::move(keys[group]);
   }
 }
 
 //===--- Outputs (E1) -----------------------------------------------------===//
 
 void MixRun::checkOutputs() {
-  for (int64_t group = 0; group < model.numGroups(); ++group)
-    EXPECT_EQ(cache().pool(group).numUsedBlocks(), 0) << "group " << group;
+  EXPECT_EQ(cache().pool().numUsedBlocks(), 0);
   for (const Tracked &r : tracked) {
     EXPECT_TRUE(r.state == State::Finished || r.state == State::Cancelled)
         << r.spec->request.id;
@@ -1121,7 +1144,8 @@ RequestResult MixRun::solo(const Request &r) {
   options.maxBatch = 1;
   options.prefixCache = false;
   options.numBlocks =
-      ceilDiv(r.promptIds.size() + r.maxNewTokens, options.blockSize) + 2;
+      (int64_t)mix.manifest.kvGroups.size() *
+      (ceilDiv(r.promptIds.size() + r.maxNewTokens, options.blockSize) + 2);
   std::unique_ptr<Executor> executor =
       makeReal ? makeReal(options.blockSize, options.numBlocks)
                : std::make_unique<HashModelExecutor>(

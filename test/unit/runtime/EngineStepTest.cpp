@@ -29,9 +29,7 @@ struct StepRecorder : Executor {
     steps.push_back(input);
     return inner->run(input, output);
   }
-  std::vector<int64_t> bytesPerBlock() const override {
-    return inner->bytesPerBlock();
-  }
+  int64_t bytesPerBlock() const override { return inner->bytesPerBlock(); }
 };
 
 class EngineStepTest : public ::testing::Test {
@@ -84,8 +82,9 @@ protected:
   static void expectNoBlockInUse(const Engine &e) {
     const kv::KVCacheManager &cache = e.kvCache();
     for (int64_t g = 0; g < cache.numGroups(); ++g)
-      EXPECT_EQ(cache.pool(g).numUsedBlocks(), 0)
+      EXPECT_EQ(cache.pool().numUsedBlocks(g), 0)
           << "group " << cache.groupSpec(g).name;
+    EXPECT_EQ(cache.pool().numUsedBlocks(), 0);
   }
 
   std::unique_ptr<ReferenceModel> model;

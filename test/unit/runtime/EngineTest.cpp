@@ -36,44 +36,49 @@ EngineOptions withBatch(int64_t maxBatch) {
 }
 
 TEST(EngineTest, DefaultKVBlocksHoldMaxBatchFullContexts) {
-  // Context 8192 = 512 blocks of 16, + 1.
+  // tiny-cohere2: 2 full and 6 sliding layers (window 8) in 4 groups of 2.
+  // Context 8192 = 512 blocks of 16, prefilled at once (the default step
+  // budget is 8192 tokens): every group holds all 512.
   Manifest tiny = manifestFor("models/tiny-cohere2/config.json", "host", "f32");
-  EXPECT_EQ(defaultKVBlocks(tiny, withBatch(1)), 513);
-  EXPECT_EQ(defaultKVBlocks(tiny, withBatch(8)), 8 * 513);
+  EXPECT_EQ(defaultKVBlocks(tiny, withBatch(1)), 4 * 512);
+  EXPECT_EQ(defaultKVBlocks(tiny, withBatch(8)), 8 * 4 * 512);
+  // In prefill chunks of 64, a sliding group holds ceil((8 + 64) / 16) + 2.
+  EngineOptions chunked = withBatch(8);
+  chunked.prefillChunk = 64;
+  EXPECT_EQ(defaultKVBlocks(tiny, chunked), 8 * (512 + 3 * 7));
 }
 
 TEST(EngineTest, DefaultKVBlocksOfHostTargetTakeAtMost4GiB) {
-  // tiny-cohere2: 8 layers x 2 x 16 x 2 x 32 x 4 bytes = 64 KiB per block
-  // over both groups, so 4 GiB hold 65536 blocks (fewer than 128 x 513).
+  // tiny-cohere2: 2 layers x 2 x 16 x 2 x 32 x 4 bytes = 16 KiB per block,
+  // so 4 GiB hold 262144 blocks (fewer than 256 x 2048).
   Manifest tiny = manifestFor("models/tiny-cohere2/config.json", "host", "f32");
-  EXPECT_EQ(defaultKVBlocks(tiny, withBatch(128)), 65536);
-  EXPECT_EQ(defaultKVBlocks(tiny, withBatch(65536)), 65536);
-  // Command A: 64 layers x 2 x 16 x 8 x 128 x 4 bytes = 8 MiB per block, so
-  // 512 blocks, not even one context of 131072 tokens (8193 blocks).
+  EXPECT_EQ(defaultKVBlocks(tiny, withBatch(64)), 64 * 2048);
+  EXPECT_EQ(defaultKVBlocks(tiny, withBatch(256)), 262144);
+  EXPECT_EQ(defaultKVBlocks(tiny, withBatch(65536)), 262144);
+  // Command A: 16 full and 48 sliding layers in 4 groups of 16: 16 x 2 x 16
+  // x 8 x 128 x 4 bytes = 2 MiB per block, so 2048 blocks, short of one
+  // context of 131072 tokens: 8192 full blocks + 3 x (ceil((4096 + 8192) /
+  // 16) + 2) sliding ones.
   Manifest commandA =
       manifestFor("configs/command-a.config.json", "host", "f32");
-  EXPECT_EQ(defaultKVBlocks(commandA, withBatch(1)), 512);
+  ASSERT_EQ(commandA.kvGroups.size(), 4u);
+  EXPECT_EQ(kvBlocksHeld(commandA.kvGroups[1], 131072, 8192, 16), 770);
+  EXPECT_EQ(defaultKVBlocks(commandA, withBatch(1)), 2048);
 }
 
 TEST(EngineTest, DefaultKVBlocksOfCudaTargetAreNotCapped) {
   Manifest r7b = manifestFor("configs/command-r7b.config.json", "cuda", "bf16");
-  EXPECT_EQ(defaultKVBlocks(r7b, withBatch(64)), 64 * 513);
+  EXPECT_EQ(defaultKVBlocks(r7b, withBatch(64)), 64 * 4 * 512);
 }
 
 /// Engine::validate needs no step: an executor that is never run, with a
-/// pool of 1-byte blocks per KV group of its manifest.
+/// pool of 1-byte blocks.
 class NoStepExecutor : public Executor {
 public:
-  explicit NoStepExecutor(const Manifest &m) : groups_(m.kvGroups.size()) {}
   Status run(const StepInput &, StepOutput &) override {
     return Status::error("not expected to run");
   }
-  std::vector<int64_t> bytesPerBlock() const override {
-    return std::vector<int64_t>(groups_, 1);
-  }
-
-private:
-  size_t groups_;
+  int64_t bytesPerBlock() const override { return 1; }
 };
 
 /// Validates `prompt` prompt tokens + `newTokens` on tiny-cohere2 (window 8;
@@ -85,7 +90,7 @@ std::string validate(int64_t prompt, int64_t newTokens, EngineOptions options,
     m.config.layerKinds.assign(m.config.numLayers, LayerKind::Sliding);
     m.kvGroups = kvGroupsFor(m.config);
   }
-  NoStepExecutor executor(m);
+  NoStepExecutor executor;
   StatusOr<std::unique_ptr<Engine>> engine =
       Engine::create(executor, m, options);
   EXPECT_TRUE(engine.ok()) << engine.status().message();
@@ -97,17 +102,35 @@ std::string validate(int64_t prompt, int64_t newTokens, EngineOptions options,
   return s.ok() ? "" : s.message();
 }
 
-TEST(EngineTest, ValidateRefusesRequestsTooLongForTheFullGroup) {
+TEST(EngineTest, ValidateRefusesRequestsTooLongForThePool) {
   EngineOptions options;
   options.blockSize = 16;
-  options.numBlocks = 2;
-  // 20 + 13 - 1 = 32 positions: exactly 2 blocks (the last sampled token's
-  // KV is never computed).
+  options.numBlocks = 8;
+  // 20 + 13 - 1 = 32 positions: exactly 2 blocks in each of the 4 groups
+  // (the last sampled token's KV is never computed).
   EXPECT_EQ(validate(20, 13, options), "");
   EXPECT_EQ(validate(20, 14, options),
-            "request r: needs up to 3 blocks of 16 tokens in the full KV group "
-            "for its 33 positions (prompt + max_new_tokens - 1), but "
-            "--kv-blocks is 2");
+            "request r: needs up to 12 KV blocks of 16 tokens for its 33 "
+            "positions (prompt + max_new_tokens - 1) in chunks of 20 (full 3, "
+            "sliding8.0 3, sliding8.1 3, sliding8.2 3), but the KV cache has 8 "
+            "(--kv-blocks)");
+}
+
+TEST(EngineTest, ValidateCountsSlidingGroupsByTheirWindow) {
+  // 40 + 61 - 1 = 100 positions in prefill chunks of 4 with blocks of 4: 25
+  // blocks in the full group, ceil((8 + 4) / 4) + 2 = 5 in each sliding one.
+  EngineOptions options;
+  options.blockSize = 4;
+  options.prefillChunk = 4;
+  options.numBlocks = 40;
+  EXPECT_EQ(validate(40, 61, options), "");
+  options.numBlocks = 39;
+  EXPECT_EQ(
+      validate(40, 61, options),
+      "request r: needs up to 40 KV blocks of 4 tokens for its 100 "
+      "positions (prompt + max_new_tokens - 1) in chunks of 4 (full 25, "
+      "sliding8.0 5, sliding8.1 5, sliding8.2 5), but the KV cache has 39 "
+      "(--kv-blocks)");
 }
 
 TEST(EngineTest, ValidateBoundsPositionsByTheContext) {
@@ -130,18 +153,18 @@ TEST(EngineTest, ValidateBoundsSlidingGroupByWindowAndChunk) {
   EXPECT_EQ(validate(40, 60, options, /*allSliding=*/true), "");
   options.numBlocks = 13;
   EXPECT_EQ(validate(40, 60, options, /*allSliding=*/true),
-            "request r: needs up to 14 blocks of 4 tokens in the sliding8 KV "
-            "group for window 8 + chunk 40 tokens and 2 partial blocks, but "
-            "--kv-blocks is 13");
+            "request r: needs up to 14 KV blocks of 4 tokens for its 99 "
+            "positions (prompt + max_new_tokens - 1) in chunks of 40 "
+            "(sliding8 14), but the KV cache has 13 (--kv-blocks)");
   // Prefill chunks of 4: ceil((8 + 4) / 4) + 2 = 5 blocks.
   options.prefillChunk = 4;
   options.numBlocks = 5;
   EXPECT_EQ(validate(40, 60, options, /*allSliding=*/true), "");
   options.numBlocks = 4;
   EXPECT_EQ(validate(40, 60, options, /*allSliding=*/true),
-            "request r: needs up to 5 blocks of 4 tokens in the sliding8 KV "
-            "group for window 8 + chunk 4 tokens and 2 partial blocks, but "
-            "--kv-blocks is 4");
+            "request r: needs up to 5 KV blocks of 4 tokens for its 99 "
+            "positions (prompt + max_new_tokens - 1) in chunks of 4 (sliding8 "
+            "5), but the KV cache has 4 (--kv-blocks)");
   // A short request needs no more than its own positions: 3 + 2 - 1 = 4.
   options.numBlocks = 1;
   EXPECT_EQ(validate(3, 2, options, /*allSliding=*/true), "");
@@ -156,23 +179,11 @@ public:
     greedyTokensOnHost(in, 512, output);
     return Status::success();
   }
-  // tiny-cohere2's two KV groups.
-  std::vector<int64_t> bytesPerBlock() const override { return {1, 1}; }
+  int64_t bytesPerBlock() const override { return 1; }
 
 private:
   int steps_ = 0;
 };
-
-TEST(EngineTest, CreateRefusesAnExecutorOfOtherKVGroups) {
-  Manifest m = manifestFor("models/tiny-cohere2/config.json", "host", "f32");
-  m.config.layerKinds.assign(m.config.numLayers, LayerKind::Sliding);
-  m.kvGroups = kvGroupsFor(m.config);
-  NaNLogitsExecutor executor;
-  auto engine = Engine::create(executor, m, withBatch(1));
-  ASSERT_FALSE(engine.ok());
-  EXPECT_EQ(engine.status().message(),
-            "the executor has 2 KV pools for the manifest's 1 KV groups");
-}
 
 TEST(EngineTest, NonFiniteLogitsStopTheRequestWithAnError) {
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "host", "f32");

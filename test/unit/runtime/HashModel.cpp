@@ -97,11 +97,10 @@ HashModelExecutor::HashModelExecutor(const Manifest &manifest,
                                      int64_t blockSize, int64_t numBlocks)
     : hashModel(manifest), blockSize(blockSize),
       limits(StepLimits::of(manifest, blockSize, numBlocks)),
-      pools(hashModel.numGroups(), std::vector<Slot>(numBlocks * blockSize)) {}
+      pool(numBlocks * blockSize) {}
 
-std::vector<int64_t> HashModelExecutor::bytesPerBlock() const {
-  return std::vector<int64_t>(hashModel.numGroups(),
-                              blockSize * (int64_t)sizeof(Slot));
+int64_t HashModelExecutor::bytesPerBlock() const {
+  return blockSize * (int64_t)sizeof(Slot);
 }
 
 const HashModelExecutor::Slot *HashModelExecutor::read(const StepInput &input,
@@ -112,8 +111,8 @@ const HashModelExecutor::Slot *HashModelExecutor::read(const StepInput &input,
       slotIndex(input, blockSize, limits.numBlocks, group, s, p, error);
   if (index < 0)
     return nullptr;
-  const Slot &slot = pools[group][index];
-  if (slot.position == p)
+  const Slot &slot = pool[index];
+  if (slot.position == p && slot.group == group)
     return &slot;
   error = Status::error(
       std::string("hash model: sequence row ") + std::to_string(s) +
@@ -121,7 +120,8 @@ const HashModelExecutor::Slot *HashModelExecutor::read(const StepInput &input,
       " from block " + std::to_string(index / blockSize) + " slot " +
       std::to_string(index % blockSize) + ", which " +
       (slot.position < 0 ? std::string("was never written")
-                         : "holds position " + std::to_string(slot.position)));
+                         : "holds position " + std::to_string(slot.position) +
+                               " of " + groupName(slot.group)));
   return nullptr;
 }
 
@@ -137,7 +137,7 @@ Status HashModelExecutor::write(const StepInput &input, int64_t t) {
       return error;
     previous = before->chain;
   }
-  Slot value{(int32_t)p, input.ids[t],
+  Slot value{(int32_t)p, input.ids[t], -1,
              HashModel::chain(previous, input.ids[t], p)};
   for (int64_t group = 0; group < hashModel.numGroups(); ++group) {
     Status error = Status::success();
@@ -145,7 +145,8 @@ Status HashModelExecutor::write(const StepInput &input, int64_t t) {
         slotIndex(input, blockSize, limits.numBlocks, group, s, p, error);
     if (index < 0)
       return error;
-    pools[group][index] = value;
+    pool[index] = value;
+    pool[index].group = group;
   }
   return Status::success();
 }

@@ -17,12 +17,14 @@
 // block from another prefix gives other tokens (but for a chance of 1 in the
 // vocabulary per token), when the executor does not catch it where it reads.
 //
-// HashModelExecutor keeps per KV group a pool of slots (block id x offset),
-// each holding the position, token and chain value written there, and
-// refuses a step (an error Status naming the sequence row, position, group,
-// block and slot) that reads a slot never written or holding another
-// position, whose chain does not continue the slot before it, whose groups
-// disagree at a position, or that fails StepInput::check.
+// HashModelExecutor keeps one pool of slots (block id x offset) that all KV
+// groups draw from, as the executors do, each slot holding the position,
+// token, chain value and group written there, and refuses a step (an error
+// Status naming the sequence row, position, group, block and slot) that
+// reads a slot never written or holding another position or another group's
+// entry (two groups' tables naming one block), whose chain does not continue
+// the slot before it, whose groups disagree at a position, or that fails
+// StepInput::check.
 //
 // A model of sliding layers alone whose widest window is 1 is refused: each
 // query would see only its own key, so nothing would tie a key to the prefix
@@ -77,14 +79,17 @@ private:
 
 class HashModelExecutor : public Executor {
 public:
-  /// One slot of a pool: position -1 until written.
+  /// One slot of the pool: position -1 until written; the group whose
+  /// block table addressed it when written.
   struct Slot {
     int32_t position = -1;
     int32_t token = 0;
+    int64_t group = -1;
     uint64_t chain = 0;
   };
 
-  /// `numBlocks` blocks of `blockSize` tokens per KV group of `manifest`.
+  /// A pool of `numBlocks` blocks of `blockSize` tokens that every KV group
+  /// of `manifest` draws from.
   HashModelExecutor(const Manifest &manifest, int64_t blockSize,
                     int64_t numBlocks);
 
@@ -94,11 +99,11 @@ public:
   /// full block table is never cut, so the last row of a sequence reads
   /// every key the rows before it read). Errors: see the file comment.
   Status run(const StepInput &input, StepOutput &output) override;
-  std::vector<int64_t> bytesPerBlock() const override;
+  int64_t bytesPerBlock() const override;
 
   const HashModel &model() const { return hashModel; }
-  const Slot &slot(int64_t group, int32_t block, int64_t offset) const {
-    return pools[group][block * blockSize + offset];
+  const Slot &slot(int32_t block, int64_t offset) const {
+    return pool[block * blockSize + offset];
   }
 
 private:
@@ -117,7 +122,7 @@ private:
   HashModel hashModel;
   int64_t blockSize;
   StepLimits limits;
-  std::vector<std::vector<Slot>> pools; // per KV group
+  std::vector<Slot> pool;
 };
 
 } // namespace cohere2c::test

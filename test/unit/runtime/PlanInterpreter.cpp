@@ -70,15 +70,11 @@ PlanInterpreter::PlanInterpreter(const Manifest &manifest,
     : manifest_(manifest), weights_(weights), blockSize_(blockSize),
       limits_(StepLimits::of(manifest, blockSize, numBlocks)) {
   activations_ = Precision::forTarget(manifest.precision, manifest.target)->activations;
-  for (int64_t bytes : bytesPerBlock())
-    pools_.emplace_back(numBlocks * bytes, 0);
+  pool_.assign(numBlocks * bytesPerBlock(), 0);
 }
 
-std::vector<int64_t> PlanInterpreter::bytesPerBlock() const {
-  std::vector<int64_t> bytes;
-  for (size_t g = 0; g < manifest_.kvGroups.size(); ++g)
-    bytes.push_back(kvBytesPerBlock(manifest_, g, blockSize_));
-  return bytes;
+int64_t PlanInterpreter::bytesPerBlock() const {
+  return kvBytesPerBlock(manifest_, blockSize_);
 }
 
 PlanInterpreter::Ref PlanInterpreter::arg(const PlanArg &a) {
@@ -109,10 +105,10 @@ PlanInterpreter::Ref PlanInterpreter::arg(const PlanArg &a) {
     };
     switch (a.input) {
     case PlanInput::KVPool:
-      return {pools_[a.group].data(),
+      return {pool_.data(),
               activations_,
               0,
-              (int64_t)(pools_[a.group].size() / dtypeSize(activations_)),
+              (int64_t)(pool_.size() / dtypeSize(activations_)),
               name,
               &error_};
     case PlanInput::Logits:

@@ -34,7 +34,7 @@ public:
                   int64_t numBlocks, int64_t blockSize);
 
   Status run(const StepInput &input, StepOutput &output) override;
-  std::vector<int64_t> bytesPerBlock() const override;
+  int64_t bytesPerBlock() const override;
   /// The most key splits (step parameter prefill_splits) a step run so far
   /// had.
   int64_t mostPrefillSplits() const { return mostPrefillSplits_; }
@@ -114,7 +114,7 @@ private:
   int64_t blockSize_;
   StepLimits limits_;
   DType activations_;
-  std::vector<std::vector<char>> pools_; // per KV group
+  std::vector<char> pool_; // the KV pool all groups draw from
   std::map<std::string, std::vector<char>> buffers_;
   StepParamValues params_;
   const StepInput *input_ = nullptr;

@@ -175,7 +175,7 @@ TEST_F(PrefixReuseTest, SixteenInterleavedRequestsUnderMemoryPressure) {
   }
   EngineOptions options;
   options.blockSize = 4;
-  options.numBlocks = 16;
+  options.numBlocks = 34;
   options.maxBatch = 4;
   options.prefillChunk = 7;
   auto e = engine(options);
@@ -189,9 +189,9 @@ TEST_F(PrefixReuseTest, SixteenInterleavedRequestsUnderMemoryPressure) {
   }
   EXPECT_GT(reused, 0) << "no request reused a cached prefix";
   const kv::KVCacheManager &cache = e->kvCache();
-  for (int64_t g = 0; g < cache.numGroups(); ++g)
-    EXPECT_EQ(cache.pool(g).numFreeBlocks() + cache.pool(g).numEvictableBlocks(),
-              options.numBlocks);
+  EXPECT_EQ(cache.pool().numUsedBlocks(), 0);
+  EXPECT_EQ(cache.pool().numFreeBlocks() + cache.pool().numEvictableBlocks(),
+            options.numBlocks);
 }
 
 } // namespace

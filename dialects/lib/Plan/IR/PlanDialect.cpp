@@ -130,12 +130,11 @@ LogicalResult InputAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                 std::optional<int64_t> group) {
   if (::cohere2c::isKVInput(input) != group.has_value() ||
       (group && *group < 0))
-    return emitError()
-           << "the KV inputs (kv_tables, kv_pool) and only they name a group "
-              "(>= 0); found "
-           << ::cohere2c::planInputName(input)
-           << (group ? " with group " + std::to_string(*group)
-                     : " without one");
+    return emitError() << "the KV input kv_tables and only it names a group "
+                          "(>= 0); found "
+                       << ::cohere2c::planInputName(input)
+                       << (group ? " with group " + std::to_string(*group)
+                                 : " without one");
   return success();
 }
 
