@@ -82,9 +82,10 @@ std::string kvCapacityText(const Manifest &manifest, int64_t numBlocks,
       (groups > 1 ? "s" : "") + " (" +
       withCommas(numBlocks / groups * blockSize) + " tokens of context";
   if (full > 0 && full < groups)
-    text += "; past the sliding windows a token takes blocks only in the " +
-            std::to_string(full) + " full group" + (full > 1 ? "s" : "") +
-            ": up to " + withCommas(numBlocks / full * blockSize);
+    text += ", up to " + withCommas(numBlocks / full * blockSize) +
+            " in sequences longer than the sliding windows, whose tokens past "
+            "the windows take blocks only in the " +
+            std::to_string(full) + " full group" + (full > 1 ? "s" : "");
   return text + ")";
 }
 

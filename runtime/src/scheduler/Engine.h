@@ -125,9 +125,10 @@ int64_t kvBlocksHeld(const KVGroup &group, int64_t positions, int64_t chunk,
                      int64_t blockSize);
 
 /// What a KV pool of numBlocks blocks of blockSize tokens holds, for
-/// reports: "15,520 blocks of 16 tokens x 16 layers shared by 4 KV groups
-/// (62,080 tokens of context; past the sliding windows a token takes blocks
-/// only in the 1 full group: up to 248,320)".
+/// reports: "15,520 blocks of 16 tokens x 8 layers shared by 4 KV groups
+/// (62,080 tokens of context, up to 248,320 in sequences longer than the
+/// sliding windows, whose tokens past the windows take blocks only in the 1
+/// full group)".
 std::string kvCapacityText(const Manifest &manifest, int64_t numBlocks,
                            int64_t blockSize);
 

@@ -66,6 +66,22 @@ TEST(EngineTest, DefaultKVBlocksOfHostTargetTakeAtMost4GiB) {
   EXPECT_EQ(defaultKVBlocks(commandA, withBatch(1)), 2048);
 }
 
+TEST(EngineTest, KVCapacityTextCountsTokensInEveryGroupAndInTheFullOnes) {
+  // Command R7B: 4 groups of 8 layers, one of them full.
+  Manifest r7b = manifestFor("configs/command-r7b.config.json", "cuda", "bf16");
+  EXPECT_EQ(kvCapacityText(r7b, 15520, 16),
+            "15,520 blocks of 16 tokens x 8 layers shared by 4 KV groups "
+            "(62,080 tokens of context, up to 248,320 in sequences longer than "
+            "the sliding windows, whose tokens past the windows take blocks "
+            "only in the 1 full group)");
+  Manifest tiny = manifestFor("models/tiny-cohere2/config.json", "host", "f32");
+  tiny.config.layerKinds.assign(tiny.config.numLayers, LayerKind::Sliding);
+  tiny.kvGroups = kvGroupsFor(tiny.config);
+  EXPECT_EQ(kvCapacityText(tiny, 1000, 4),
+            "1,000 blocks of 4 tokens x 8 layers shared by 1 KV group (4,000 "
+            "tokens of context)");
+}
+
 TEST(EngineTest, DefaultKVBlocksOfCudaTargetAreNotCapped) {
   Manifest r7b = manifestFor("configs/command-r7b.config.json", "cuda", "bf16");
   EXPECT_EQ(defaultKVBlocks(r7b, withBatch(64)), 64 * 4 * 512);
