@@ -149,6 +149,35 @@ TEST(EngineTest, ValidateCountsSlidingGroupsByTheirWindow) {
       "(--kv-blocks)");
 }
 
+// Command A fp8-rowwise on one H200 leaves about 15 GiB for the KV cache:
+// 15,520 blocks of 16 tokens x 16 layers (1 MiB each). Its whole context of
+// 131,072 positions, prefilled in steps of 8192 tokens, takes 8192 blocks
+// in the full group and ceil((4096 + 8192) / 16) + 2 = 770 in each of the
+// three sliding groups: 10,502. With a pool per group, each of 15,520 / 4
+// blocks, the full group's 8192 would not fit.
+TEST(EngineTest, CommandAServesItsWholeContextFromTheSharedPool) {
+  Manifest m = manifestFor("configs/command-a.config.json", "cuda", "fp8-rowwise");
+  NoStepExecutor executor;
+  EngineOptions options;
+  options.numBlocks = 15520;
+  StatusOr<std::unique_ptr<Engine>> engine = Engine::create(executor, m, options);
+  ASSERT_TRUE(engine.ok()) << engine.status().message();
+  Request r;
+  r.id = "whole-context";
+  r.promptIds.assign(131071, 5);
+  r.maxNewTokens = 2;
+  Status fits = (*engine)->validate(r);
+  EXPECT_TRUE(fits.ok()) << fits.message();
+  options.numBlocks = 10501;
+  engine = Engine::create(executor, m, options);
+  ASSERT_TRUE(engine.ok()) << engine.status().message();
+  EXPECT_EQ((*engine)->validate(r).message(),
+            "request whole-context: needs up to 10502 KV blocks of 16 tokens "
+            "for its 131072 positions (prompt + max_new_tokens - 1) in chunks "
+            "of 8192 (full 8192, sliding4096.0 770, sliding4096.1 770, "
+            "sliding4096.2 770), but the KV cache has 10501 (--kv-blocks)");
+}
+
 TEST(EngineTest, ValidateBoundsPositionsByTheContext) {
   // tiny-cohere2's context is 8192 positions; a request uses P + N - 1.
   EngineOptions options;
