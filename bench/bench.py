@@ -38,12 +38,12 @@ after the first over the time from the first first token to the last finish.
 """
 import argparse
 import json
+import math
 import os
 import random
 import sys
 
 BLOCK_SIZE = 16             # cohere2c-run's default --block-size
-KV_GROUPS = 4               # Command R7B's: 8 full and 24 sliding layers in groups of 8
 HBM_BYTES_PER_S = 4.8e12    # H200
 DECODE_NEW = 128            # cohere2c's generated tokens in the decode cases
 HF_LONG_DECODE_NEW = 32     # Hugging Face's at the longest context (about 30 ms a token)
@@ -65,6 +65,18 @@ def lengths(config):
 
 
 # ---------------------------------------------------------------------------- cases
+
+
+def kv_groups(config):
+    """The KV groups of the config's model (Manifest.h, KVGroup): each window's layers in groups
+    of gcd(layers per window) layers; a layer is sliding unless layer_types says full or, without
+    layer_types, its index + 1 is a multiple of sliding_window_pattern."""
+    layers = config["num_hidden_layers"]
+    kinds = config.get("layer_types") or [
+        "full_attention" if (i + 1) % config["sliding_window_pattern"] == 0 else "sliding_attention"
+        for i in range(layers)]
+    counts = [kinds.count(k) for k in set(kinds)]
+    return layers // math.gcd(*counts)
 
 
 def make_cases(config, seed=0):
@@ -106,7 +118,7 @@ def make_cases(config, seed=0):
         wave = [request(f"b{b}-{i}", tokens(BATCH_PROMPT), DECODE_NEW) for i in range(b)]
         # Each group's blocks for the whole sequence (shorter than the window), + partial
         # blocks and slack.
-        blocks_each = KV_GROUPS * (-(-(BATCH_PROMPT + DECODE_NEW) // BLOCK_SIZE) + 4)
+        blocks_each = kv_groups(config) * (-(-(BATCH_PROMPT + DECODE_NEW) // BLOCK_SIZE) + 4)
         # A wave's prompts in one step (the default step budget of 8192 tokens would compute
         # them in chunks between the first requests' decode tokens, which their decode rates
         # would then include): the figure is the rate of a wave decoding together.

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cassert>
 #include <numeric>
 
@@ -58,6 +59,11 @@ int64_t kvBytesPerBlock(const Manifest &m, int64_t blockSize) {
   StatusOr<Precision> precision = Precision::forTarget(m.precision, m.target);
   assert(precision.ok() && "the precision of a parsed manifest is known");
   assert(!m.kvGroups.empty() && "a parsed manifest has KV groups");
+  assert(std::all_of(m.kvGroups.begin(), m.kvGroups.end(),
+                     [&](const KVGroup &g) {
+                       return g.layers.size() == m.kvGroups[0].layers.size();
+                     }) &&
+         "the groups of a parsed manifest hold the same number of layers");
   return (int64_t)m.kvGroups[0].layers.size() * 2 * blockSize *
          m.config.numKVHeads * m.config.headDim *
          (int64_t)dtypeSize(precision->activations);

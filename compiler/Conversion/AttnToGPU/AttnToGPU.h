@@ -12,8 +12,8 @@ inline constexpr const char *kKernelModuleName = "cohere2c_kernels";
 /// each op's attributes and a plan.step of their launches and the GEMMs,
 /// each value in a buffer of its own (plan-reuse-buffers shares them). The
 /// step's inputs are device arrays as in the host ABI (AttnToHost.h): ids,
-/// positions, seqs, per-group block tables [seqs, table width] and pools,
-/// logit rows, logits [rows, vocab] f32.
+/// positions, seqs, per-group block tables [seqs, table width], the KV pool
+/// all groups share, logit rows, logits [rows, vocab] f32.
 #define GEN_PASS_DECL_CONVERTATTNTOGPU
 #include "Conversion/Passes.h.inc"
 

@@ -183,7 +183,7 @@ Status CudaExecutor::ensure(DeviceArray &array, size_t bytes) {
 // survive a multiplication by zero. compute-sanitizer's initcheck also
 // needs it: it does not see the TMA stores of cuBLASLt's Hopper GEMMs
 // (every element of a GEMM's output is reported uninitialized when the next
-// kernel reads it). The KV pools are not filled: attention must never read
+// kernel reads it). The KV pool is not filled: attention must never read
 // a KV row no step wrote, and initcheck checks exactly that
 // (test/gpu/run_all.sh sanitize).
 Status CudaExecutor::ensureZeroed(DeviceArray &array, size_t bytes) {

@@ -1,7 +1,7 @@
 //===- CudaExecutor.h - Runs a cuda-target artifact on the GPU ------------===//
 //
 // Loads the artifact's cubin (or, failing that, its PTX through the
-// driver's JIT), keeps the weights and the KV block pools in device memory,
+// driver's JIT), keeps the weights and the KV block pool in device memory,
 // and replays the artifact's launch plan on two CUDA streams, a main one and
 // a side one that forks from it and joins it again where the plan says
 // (events): generated kernels through cuLaunchKernelEx with programmatic
@@ -74,7 +74,7 @@ private:
   /// `utilization` of the device allows (DeviceMemory.cpp).
   Status checkWeightsFit(double utilization);
   /// Reserves the activations of the largest step of `options`, then gives
-  /// the KV pools their blocks (DeviceMemory.cpp).
+  /// the KV pool its blocks (DeviceMemory.cpp).
   Status planMemory(EngineOptions &options);
   /// The plan's buffers, as large as a step of `params` needs.
   Status ensureBuffers(const StepParamValues &params);

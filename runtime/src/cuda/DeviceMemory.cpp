@@ -85,6 +85,7 @@ Status CudaExecutor::planMemory(EngineOptions &options) {
   double activations = 0;
   for (const auto &[name, a] : buffers_)
     activations += a.bytes;
+  // The step inputs; the KV pool's is allocated below (none yet).
   for (const DeviceArray &a : inputs_)
     activations += a.bytes;
 
@@ -94,19 +95,22 @@ Status CudaExecutor::planMemory(EngineOptions &options) {
     size_t free = 0, total = 0;
     COHERE2C_CHECK(api_->cuMemGetInfo(&free, &total));
     double left = options.gpuMemoryUtilization * total - double(total - free);
-    // A token of context takes a block slot in every group until it leaves
-    // the sliding groups' windows: fewer than one sequence's worth of every
-    // group is no KV cache.
+    // A token takes a block in every group: fewer blocks than groups hold
+    // no token.
     int64_t groups = m.kvGroups.size();
     int64_t blocks = std::min<double>(left / bytesPerBlock_, (1ll << 31) - 1);
     if (blocks < groups)
       return Status::error(
           "no device memory left for the KV cache: the weights take " +
-          gib(m.weights.totalBytes) + " and the activations of steps of up to " +
-          std::to_string(tokens) + " tokens " + gib(activations) + " of the " +
+          gib(m.weights.totalBytes) +
+          " and the activations of steps of up to " + std::to_string(tokens) +
+          " tokens " + gib(activations) + " of the " +
           gib(options.gpuMemoryUtilization * total) +
-          " --gpu-memory-utilization allows; lower --max-num-batched-tokens or raise "
-          "--gpu-memory-utilization");
+          " --gpu-memory-utilization allows, leaving room for " +
+          std::to_string(std::max<int64_t>(blocks, 0)) + " KV blocks of " +
+          gib(bytesPerBlock_) + " where the " + std::to_string(groups) +
+          " KV groups need at least " + std::to_string(groups) +
+          "; lower --max-num-batched-tokens or raise --gpu-memory-utilization");
     options.numBlocks = blocks;
   }
   if (Status s =
@@ -117,7 +121,7 @@ Status CudaExecutor::planMemory(EngineOptions &options) {
                   gib(activations) + " (steps of up to " +
                   std::to_string(tokens) + " tokens), KV cache " +
                   gib(double(options.numBlocks) * bytesPerBlock_) + ": " +
-                  kvCapacityText(m, options.numBlocks, options.blockSize);
+                  kvCapacityText(m, options);
   return Status::success();
 }
 

@@ -1,6 +1,6 @@
 //===- HostExecutor.h - Runs a host-target artifact on the CPU ------------===//
 //
-// Owns the KV block pools in host memory and calls the artifact's
+// Owns the KV block pool in host memory and calls the artifact's
 // `_mlir_ciface_cohere2c_step` (the ABI of AttnToHost.h) with memref
 // descriptors over the step's arrays. Not thread-safe.
 //

@@ -63,8 +63,20 @@ int64_t kvBlocksHeld(const KVGroup &group, int64_t positions, int64_t chunk,
                   blocksFor(std::min(group.window, positions) + chunk) + 2);
 }
 
-std::string kvCapacityText(const Manifest &manifest, int64_t numBlocks,
-                           int64_t blockSize) {
+int64_t kvBlocksPerContext(const Manifest &manifest,
+                           const EngineOptions &options) {
+  int64_t positions = manifest.config.maxPositionEmbeddings;
+  int64_t chunk =
+      std::min(options.maxStepTokens,
+               options.prefillChunk ? options.prefillChunk : positions);
+  int64_t blocks = 0;
+  for (const KVGroup &group : manifest.kvGroups)
+    blocks += kvBlocksHeld(group, positions, chunk, options.blockSize);
+  return blocks;
+}
+
+std::string kvCapacityText(const Manifest &manifest,
+                           const EngineOptions &options) {
   auto withCommas = [](int64_t n) {
     std::string digits = std::to_string(n), out;
     for (size_t i = 0; i < digits.size(); ++i)
@@ -72,32 +84,23 @@ std::string kvCapacityText(const Manifest &manifest, int64_t numBlocks,
           (i && (digits.size() - i) % 3 == 0 ? "," : "") + digits.substr(i, 1);
     return out;
   };
-  int64_t groups = manifest.kvGroups.size(), full = 0;
-  for (const KVGroup &group : manifest.kvGroups)
-    full += group.window == 0;
-  std::string text =
-      withCommas(numBlocks) + " blocks of " + std::to_string(blockSize) +
-      " tokens x " + std::to_string(manifest.kvGroups[0].layers.size()) +
-      " layers shared by " + std::to_string(groups) + " KV group" +
-      (groups > 1 ? "s" : "") + " (" +
-      withCommas(numBlocks / groups * blockSize) + " tokens of context";
-  if (full > 0 && full < groups)
-    text += ", up to " + withCommas(numBlocks / full * blockSize) +
-            " in sequences longer than the sliding windows, whose tokens past "
-            "the windows take blocks only in the " +
-            std::to_string(full) + " full group" + (full > 1 ? "s" : "");
-  return text + ")";
+  int64_t groups = manifest.kvGroups.size();
+  return withCommas(options.numBlocks) + " blocks of " +
+         std::to_string(options.blockSize) + " tokens x " +
+         std::to_string(manifest.kvGroups[0].layers.size()) +
+         " layers shared by " + std::to_string(groups) + " KV group" +
+         (groups > 1 ? "s" : "") + " (" +
+         withCommas(options.numBlocks / groups * options.blockSize) +
+         " tokens in every group; whole " +
+         withCommas(manifest.config.maxPositionEmbeddings) +
+         "-token contexts at once: " +
+         withCommas(options.numBlocks / kvBlocksPerContext(manifest, options)) +
+         ")";
 }
 
 int64_t defaultKVBlocks(const Manifest &manifest,
                         const EngineOptions &options) {
-  int64_t positions = manifest.config.maxPositionEmbeddings;
-  int64_t chunk =
-      std::min(options.maxStepTokens,
-               options.prefillChunk ? options.prefillChunk : positions);
-  int64_t perSequence = 0;
-  for (const KVGroup &group : manifest.kvGroups)
-    perSequence += kvBlocksHeld(group, positions, chunk, options.blockSize);
+  int64_t perSequence = kvBlocksPerContext(manifest, options);
   int64_t blocks = options.maxBatch * perSequence;
   if (manifest.target != "host")
     return blocks;
@@ -197,9 +200,10 @@ Status Engine::validate(const Request &r) const {
         who + ": needs up to " + std::to_string(needed) + " KV blocks of " +
         std::to_string(options_.blockSize) + " tokens for its " +
         std::to_string(positions) +
-        " positions (prompt + max_new_tokens - 1) in chunks of " +
-        std::to_string(chunk) + " (" + perGroup + "), but the KV cache has " +
-        std::to_string(options_.numBlocks) + " (--kv-blocks)");
+        " positions (prompt + max_new_tokens - 1) computing up to " +
+        std::to_string(chunk) + " positions a step (" + perGroup +
+        "), but the KV cache has " + std::to_string(options_.numBlocks) +
+        " (--kv-blocks)");
   return Status::success();
 }
 

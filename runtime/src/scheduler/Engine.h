@@ -124,19 +124,23 @@ constexpr int64_t kMaxDefaultHostKVBytes = int64_t(4) << 30; // 4 GiB
 int64_t kvBlocksHeld(const KVGroup &group, int64_t positions, int64_t chunk,
                      int64_t blockSize);
 
-/// What a KV pool of numBlocks blocks of blockSize tokens holds, for
-/// reports: "15,520 blocks of 16 tokens x 8 layers shared by 4 KV groups
-/// (62,080 tokens of context, up to 248,320 in sequences longer than the
-/// sliding windows, whose tokens past the windows take blocks only in the 1
-/// full group)".
-std::string kvCapacityText(const Manifest &manifest, int64_t numBlocks,
-                           int64_t blockSize);
+/// The KV blocks one sequence of the whole context (max_position_embeddings)
+/// holds at most: kvBlocksHeld summed over the groups, prefilled in chunks
+/// of options.prefillChunk or up to options.maxStepTokens.
+int64_t kvBlocksPerContext(const Manifest &manifest,
+                           const EngineOptions &options);
+
+/// What a KV pool of options.numBlocks blocks of options.blockSize tokens
+/// holds, for reports: "15,520 blocks of 16 tokens x 16 layers shared by 4
+/// KV groups (62,080 tokens in every group; whole 131,072-token contexts at
+/// once: 1)" (kvBlocksPerContext).
+std::string kvCapacityText(const Manifest &manifest,
+                           const EngineOptions &options);
 
 /// KV blocks when EngineOptions::numBlocks is 0: room for maxBatch
-/// sequences of the whole context (max_position_embeddings, kvBlocksHeld
-/// summed over the groups, prefilled in chunks of prefillChunk or up to
-/// maxStepTokens); for the host target, capped so that the pool takes at
-/// most kMaxDefaultHostKVBytes (kvBytesPerBlock), and at least 1.
+/// sequences of the whole context (kvBlocksPerContext); for the host target,
+/// capped so that the pool takes at most kMaxDefaultHostKVBytes
+/// (kvBytesPerBlock), and at least 1.
 int64_t defaultKVBlocks(const Manifest &manifest, const EngineOptions &options);
 
 /// Steps are prefill steps when they compute a prompt token or several

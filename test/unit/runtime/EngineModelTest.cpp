@@ -13,7 +13,7 @@
 // the whole context and whose logits hash what a query reads through the
 // block tables, so that a mix takes about a millisecond. They draw full and
 // sliding layers, or either alone; windows W of 1 to 8; blocks of 1 to W + 1
-// tokens; pools from just what the largest request needs alone (preemption)
+// tokens; a KV pool from just what the largest request needs alone (preemption)
 // to plenty; 1 to 8 requests in flight; prefill chunks and step token
 // budgets; 1 to 10 requests arriving over time, with shared prefixes,
 // identical prompts, prompts that are prefixes of earlier ones or extend
@@ -21,7 +21,7 @@
 // while waiting, in prefill and in decode; EOS; greedy and sampled requests;
 // logits and log probabilities recorded; the prefix cache on or off.
 // 24 more mixes run on the host artifact of tiny-cohere2 (W = 8), with the
-// hash model beside it so that the same checks read its pools.
+// hash model beside it so that the same checks read its pool.
 //
 // Before each step runs (S), after each step and cancellation (K), at the
 // end (E):
@@ -198,7 +198,7 @@ Tokens expectedTokens(const HashModel &model, const EngineOptions &options,
   return out;
 }
 
-/// Blocks `r` needs alone in its largest group: the rule Engine::validate
+/// Blocks `r` needs alone, summed over the groups: the rule Engine::validate
 /// states (Engine.h).
 int64_t blocksAlone(const Mix &mix, const Request &r) {
   const EngineOptions &o = mix.options;
@@ -251,8 +251,8 @@ private:
   // Cohere2's pattern (three sliding layers, then a full one), full layers
   // alone, sliding layers alone (which the hash model needs W >= 2 for), or
   // Cohere2's pattern with a second, wider window on every other sliding
-  // layer: three KV groups, one per distinct window, as the attn dialect
-  // allows though no Cohere2 config names two windows.
+  // layer: three windows, split into KV groups of equal size, as the attn
+  // dialect allows though no Cohere2 config names two windows.
   void pickShape(Manifest &m) {
     const int64_t layout = uniform(0, 11);
     const bool twoWindows = layout >= 10;
@@ -442,7 +442,7 @@ struct MixStats {
 };
 
 /// What the engine under test steps: the test's checks of the step, then
-/// the hash model (whose pools the checks read), then the real executor
+/// the hash model (whose pool the checks read), then the real executor
 /// when there is one (whose outputs the engine gets instead).
 class CheckedExecutor : public Executor {
 public:

@@ -66,20 +66,25 @@ TEST(EngineTest, DefaultKVBlocksOfHostTargetTakeAtMost4GiB) {
   EXPECT_EQ(defaultKVBlocks(commandA, withBatch(1)), 2048);
 }
 
-TEST(EngineTest, KVCapacityTextCountsTokensInEveryGroupAndInTheFullOnes) {
-  // Command R7B: 4 groups of 8 layers, one of them full.
+TEST(EngineTest, KVCapacityTextCountsWholeContexts) {
+  // Command R7B: 4 groups of 8 layers; a context of 8192 tokens prefilled at
+  // once holds all 512 blocks of 16 in every group: 2048, 7 in 15,520.
+  EngineOptions options;
+  options.numBlocks = 15520;
   Manifest r7b = manifestFor("configs/command-r7b.config.json", "cuda", "bf16");
-  EXPECT_EQ(kvCapacityText(r7b, 15520, 16),
+  EXPECT_EQ(kvCapacityText(r7b, options),
             "15,520 blocks of 16 tokens x 8 layers shared by 4 KV groups "
-            "(62,080 tokens of context, up to 248,320 in sequences longer than "
-            "the sliding windows, whose tokens past the windows take blocks "
-            "only in the 1 full group)");
-  Manifest tiny = manifestFor("models/tiny-cohere2/config.json", "host", "f32");
-  tiny.config.layerKinds.assign(tiny.config.numLayers, LayerKind::Sliding);
-  tiny.kvGroups = kvGroupsFor(tiny.config);
-  EXPECT_EQ(kvCapacityText(tiny, 1000, 4),
-            "1,000 blocks of 4 tokens x 8 layers shared by 1 KV group (4,000 "
-            "tokens of context)");
+            "(62,080 tokens in every group; whole 8,192-token contexts at "
+            "once: 7)");
+  // Command A: 131,072 tokens in steps of 8192 take 8192 full blocks and 770
+  // in each sliding group: 10,502.
+  Manifest commandA =
+      manifestFor("configs/command-a.config.json", "cuda", "fp8-rowwise");
+  EXPECT_EQ(kvBlocksPerContext(commandA, options), 10502);
+  EXPECT_EQ(kvCapacityText(commandA, options),
+            "15,520 blocks of 16 tokens x 16 layers shared by 4 KV groups "
+            "(62,080 tokens in every group; whole 131,072-token contexts at "
+            "once: 1)");
 }
 
 TEST(EngineTest, DefaultKVBlocksOfCudaTargetAreNotCapped) {
@@ -127,7 +132,8 @@ TEST(EngineTest, ValidateRefusesRequestsTooLongForThePool) {
   EXPECT_EQ(validate(20, 13, options), "");
   EXPECT_EQ(validate(20, 14, options),
             "request r: needs up to 12 KV blocks of 16 tokens for its 33 "
-            "positions (prompt + max_new_tokens - 1) in chunks of 20 (full 3, "
+            "positions (prompt + max_new_tokens - 1) computing up to 20 "
+            "positions a step (full 3, "
             "sliding8.0 3, sliding8.1 3, sliding8.2 3), but the KV cache has 8 "
             "(--kv-blocks)");
 }
@@ -144,7 +150,8 @@ TEST(EngineTest, ValidateCountsSlidingGroupsByTheirWindow) {
   EXPECT_EQ(
       validate(40, 61, options),
       "request r: needs up to 40 KV blocks of 4 tokens for its 100 "
-      "positions (prompt + max_new_tokens - 1) in chunks of 4 (full 25, "
+      "positions (prompt + max_new_tokens - 1) computing up to 4 positions a "
+      "step (full 25, "
       "sliding8.0 5, sliding8.1 5, sliding8.2 5), but the KV cache has 39 "
       "(--kv-blocks)");
 }
@@ -171,11 +178,13 @@ TEST(EngineTest, CommandAServesItsWholeContextFromTheSharedPool) {
   options.numBlocks = 10501;
   engine = Engine::create(executor, m, options);
   ASSERT_TRUE(engine.ok()) << engine.status().message();
-  EXPECT_EQ((*engine)->validate(r).message(),
-            "request whole-context: needs up to 10502 KV blocks of 16 tokens "
-            "for its 131072 positions (prompt + max_new_tokens - 1) in chunks "
-            "of 8192 (full 8192, sliding4096.0 770, sliding4096.1 770, "
-            "sliding4096.2 770), but the KV cache has 10501 (--kv-blocks)");
+  EXPECT_EQ(
+      (*engine)->validate(r).message(),
+      "request whole-context: needs up to 10502 KV blocks of 16 tokens "
+      "for its 131072 positions (prompt + max_new_tokens - 1) computing up "
+      "to 8192 positions a step (full 8192, sliding4096.0 770, sliding4096.1 "
+      "770, "
+      "sliding4096.2 770), but the KV cache has 10501 (--kv-blocks)");
 }
 
 TEST(EngineTest, ValidateBoundsPositionsByTheContext) {
@@ -199,7 +208,8 @@ TEST(EngineTest, ValidateBoundsSlidingGroupByWindowAndChunk) {
   options.numBlocks = 13;
   EXPECT_EQ(validate(40, 60, options, /*allSliding=*/true),
             "request r: needs up to 14 KV blocks of 4 tokens for its 99 "
-            "positions (prompt + max_new_tokens - 1) in chunks of 40 "
+            "positions (prompt + max_new_tokens - 1) computing up to 40 "
+            "positions a step "
             "(sliding8 14), but the KV cache has 13 (--kv-blocks)");
   // Prefill chunks of 4: ceil((8 + 4) / 4) + 2 = 5 blocks.
   options.prefillChunk = 4;
@@ -208,7 +218,8 @@ TEST(EngineTest, ValidateBoundsSlidingGroupByWindowAndChunk) {
   options.numBlocks = 4;
   EXPECT_EQ(validate(40, 60, options, /*allSliding=*/true),
             "request r: needs up to 5 KV blocks of 4 tokens for its 99 "
-            "positions (prompt + max_new_tokens - 1) in chunks of 4 (sliding8 "
+            "positions (prompt + max_new_tokens - 1) computing up to 4 "
+            "positions a step (sliding8 "
             "5), but the KV cache has 4 (--kv-blocks)");
   // A short request needs no more than its own positions: 3 + 2 - 1 = 4.
   options.numBlocks = 1;

@@ -21,11 +21,12 @@ def Plan_ParamAttr : Plan_Attr<"Param", "param"> {
 }
 
 def Plan_InputAttr : Plan_Attr<"Input", "input"> {
-  let summary = "A pointer the executor provides each step (ids, block tables, pools, logits)";
+  let summary = "A pointer the executor provides each step (ids, block tables, KV pool, logits)";
   let description = [{
-    `#plan.input<ids>`; the block tables and pool of a KV group name the
-    group, its index in the manifest's kv_groups (one per distinct window,
-    the full layers' first): `#plan.input<kv_tables, group = 1>`.
+    `#plan.input<ids>`; a KV group's block tables name the group, its index
+    in the manifest's kv_groups (groups of equal size, the full layers'
+    first): `#plan.input<kv_tables, group = 1>`. The KV pool, which every
+    group draws from, names none: `#plan.input<kv_pool>`.
   }];
   let parameters = (ins Plan_PlanInputParameter:$input,
                         OptionalParameter<"std::optional<int64_t>">:$group);
