@@ -134,7 +134,7 @@ int64_t KVCacheManager::reuseCachedPrefix(Sequence &seq,
     std::vector<BlockId> &table = seq.blockTables[g];
     table.assign(m, kNullBlock);
     for (int64_t k = firstVisibleBlock(g, m * b); k < m; ++k) {
-      table[k] = *blockPool->lookup({(int64_t)g, nodes[k]->hash});
+      table[k] = *blockPool->lookup({static_cast<int64_t>(g), nodes[k]->hash});
       blockPool->ref(table[k]);
     }
   }

@@ -18,6 +18,14 @@ double msSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start)
       .count();
 }
+
+/// Most tokens of a prompt of `promptTokens` computed in one step: the
+/// prefill chunk (the whole prompt when 0), at most the step budget.
+int64_t maxChunkOf(const EngineOptions &options, int64_t promptTokens) {
+  return std::min(options.maxStepTokens, options.prefillChunk > 0
+                                             ? options.prefillChunk
+                                             : promptTokens);
+}
 } // namespace
 
 /// A request in flight (running, or waiting after a preemption).
@@ -66,9 +74,7 @@ int64_t kvBlocksHeld(const KVGroup &group, int64_t positions, int64_t chunk,
 int64_t kvBlocksPerContext(const Manifest &manifest,
                            const EngineOptions &options) {
   int64_t positions = manifest.config.maxPositionEmbeddings;
-  int64_t chunk =
-      std::min(options.maxStepTokens,
-               options.prefillChunk ? options.prefillChunk : positions);
+  int64_t chunk = maxChunkOf(options, positions);
   int64_t blocks = 0;
   for (const KVGroup &group : manifest.kvGroups)
     blocks += kvBlocksHeld(group, positions, chunk, options.blockSize);
@@ -208,9 +214,7 @@ Status Engine::validate(const Request &r) const {
 }
 
 int64_t Engine::maxChunk(const Request &r) const {
-  return std::min(options_.maxStepTokens,
-                  options_.prefillChunk > 0 ? options_.prefillChunk
-                                            : (int64_t)r.promptIds.size());
+  return maxChunkOf(options_, (int64_t)r.promptIds.size());
 }
 
 int64_t Engine::nextChunk(const Active &a) const {
