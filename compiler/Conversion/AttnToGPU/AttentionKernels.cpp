@@ -509,30 +509,26 @@ KernelGenerator::Kernel KernelGenerator::attentionMergeKernel(Type e, int64_t he
 // rounded to bf16) as mma A fragments and walks the keys kPrefillKeyTile at
 // a time:
 // S = Q K^T and O += P V by mma.sync.m16n8k16 (bf16 operands, f32
-// accumulators), with an online softmax per row in registers. The tile's
-// tokens are taken in runs of one sequence; a run reads only the keys some
-// of its rows see ([max(0, min p - W + 1), max p] on sliding layers,
+// accumulators), with an online softmax per row in registers, in base 2
+// (ex2.approx; the 1 / sqrt(hd) scale folded into the exponent's fma). The
+// tile's tokens are taken in runs of one sequence; a run reads only the keys
+// some of its rows see ([max(0, min p - W + 1), max p] on sliding layers,
 // [0, max p] on full ones): blocks outside are skipped, keys inside masked
-// per row (causal, window). A step with few tiles splits each run's key
-// tiles `splits` ways (block x = tile splits + split, as flash-decoding
-// does for one token): a split stores its rows' unnormalized partial
-// results (m, l, O) for attentionMergeKernel (KernelRows::Prompt), as
-// attentionKernel does; with one split the block stores O / l itself.
+// per row (causal, window) on the key tiles that cross a row's bounds only.
+// A step with few tiles splits each run's key tiles `splits` ways (block
+// x = tile splits + split, as flash-decoding does for one token): a split
+// stores its rows' unnormalized partial results (m, l, O) for
+// attentionMergeKernel (KernelRows::Prompt), as attentionKernel does; with
+// one split the block stores O / l itself.
 // Fragment layouts (PTX ISA, "Matrix fragments for
 // mma.m16n8k16", g = lane / 4, c = lane % 4, each register a pair along k):
 // A registers hold (g, 2c), (g + 8, 2c), (g, 2c + 8), (g + 8, 2c + 8);
 // B registers (2c, g), (2c + 8, g); C holds (g, 2c), (g, 2c + 1),
 // (g + 8, 2c), (g + 8, 2c + 1).
-// The block stages each key tile's K and V rows in shared memory (16-byte
-// loads, the next tile's issued before this one is used), from which the
-// warps read their fragments.
-// Features are permuted so that a lane reads contiguous memory (a sum over
-// features does not depend on their order, and the output is stored back in
-// place): in S = Q K^T, step ks's k-index pair 2c (2c + 8) is feature pair
-// c hd/4 + 4 ks (+ 2), so lane c reads hd/4 contiguous features of its key;
-// in O = P V, column n of feature tile fb is feature n hd/8 + fb, so lane g
-// reads hd/8 contiguous features of a key, and features fb = 2i and 2i + 1
-// come from the low and high halves of its word i.
+// Key tiles are copied into two shared buffers by cp.async (tile i + 1's
+// copies in flight while the warps compute on tile i), K and V as rows of
+// keys; ldmatrix gives the B fragments: K's as stored (a row of 8 features
+// of a key is a column of K^T), V's transposed.
 KernelGenerator::Kernel KernelGenerator::prefillAttentionKernel(attn::AttentionOp op, int64_t groupLayers,
                                                     int64_t qStride) {
   PrefillBlock k;
@@ -560,6 +556,8 @@ KernelGenerator::Kernel KernelGenerator::prefillAttentionKernel(attn::AttentionO
                           i64, i64, i64, i64, i64, flat(b.getF32Type()), flat(i32)},
                    k.threads, 0))
     return {name, spec};
+  kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  b.getI32IntegerAttr(3));
   k.q = kernel.getArgument(0);
   k.positions = kernel.getArgument(1);
   k.seqs = kernel.getArgument(2);
@@ -569,14 +567,26 @@ KernelGenerator::Kernel KernelGenerator::prefillAttentionKernel(attn::AttentionO
   k.generated = kernel.getArgument(12);
   Value tokens = toIndex(kernel.getArgument(9));
   k.splits = toIndex(kernel.getArgument(10));
-  // Shared memory: the key tile's K rows, then its V rows, in 16-byte
-  // units, each row padded by one unit (fewer bank conflicts).
+  // Each shared row padded by one 16-byte unit: the 8 rows an ldmatrix
+  // reads then start in 8 different groups of 4 banks.
   k.keyQuads = k.hd / 8;
   k.rowQuads = k.keyQuads + 1;
   k.tile = kernel.addWorkgroupAttribution(
-      MemRefType::get({2 * kPrefillKeyTile * k.rowQuads}, quad, MemRefLayoutAttrInterface{},
-                      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup)),
+      MemRefType::get({2 * k.bufferBytes() / 16}, quad,
+                      MemRefLayoutAttrInterface{},
+                      gpu::AddressSpaceAttr::get(b.getContext(),
+                                                 gpu::AddressSpace::Workgroup)),
       b.getLoc());
+  k.tileAddress = addressOf(k.tile, 32);
+  k.poolAddress = addressOf(k.paged.pool, 64);
+  k.copyKey = divu(threadId, k.keyQuads);
+  k.copyUnit = remu(threadId, k.keyQuads);
+  for (auto [step, keys] : {std::pair(k.roundStep, k.keysPerRound()),
+                            std::pair(k.tileStep, kPrefillKeyTile)}) {
+    step[0] = arith::DivUIOp::create(b, index(keys), k.paged.blockSize);
+    step[1] = arith::RemUIOp::create(b, index(keys), k.paged.blockSize);
+  }
+  k.vFromK = mul(k.paged.blockSize, index(k.paged.kvWidth));
   prefillLaneRows(k, group, tokens);
   prefillStoreResult(k, prefillRuns(k, prefillQueryFragments(k)));
   endKernel();
@@ -584,8 +594,16 @@ KernelGenerator::Kernel KernelGenerator::prefillAttentionKernel(attn::AttentionO
 }
 
 void KernelGenerator::prefillLaneRows(PrefillBlock &k, int64_t group, Value tokens) {
+  // Later tiles first: a causal tile's work grows with its position, and
+  // the longest blocks started first leave the short ones to fill the last
+  // wave.
   Value blockX = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  k.tileBase = mul(arith::DivUIOp::create(b, blockX, k.splits), index(kPrefillTileTokens));
+  Value tiles = arith::DivUIOp::create(
+      b, gpu::GridDimOp::create(b, gpu::Dimension::x), k.splits);
+  Value tile =
+      arith::SubIOp::create(b, arith::SubIOp::create(b, tiles, index(1)),
+                            arith::DivUIOp::create(b, blockX, k.splits));
+  k.tileBase = mul(tile, index(kPrefillTileTokens));
   k.split = arith::RemUIOp::create(b, blockX, k.splits);
   k.kvh = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   k.h = add(mul(k.kvh, index(group)), divu(threadId, kWarp));
@@ -614,7 +632,7 @@ SmallVector<SmallVector<Value>> KernelGenerator::prefillQueryFragments(const Pre
     qFrag.emplace_back();
     for (int64_t reg = 0; reg < 4; ++reg) {
       int r = reg % 2;
-      Value f = add(mul(k.c, index(k.hd / 4)), index(ks * 4 + (reg / 2) * 2));
+      Value f = add(mul(k.c, index(2)), index(ks * 16 + (reg / 2) * 8));
       Value at = add(mul(k.token[r], index(k.qStride)), add(mul(k.h, index(k.hd)), f));
       qFrag.back().push_back(packF32(load(k.q, at), load(k.q, add(at, index(1)))));
     }
@@ -680,6 +698,10 @@ KernelGenerator::PrefillRun KernelGenerator::prefillRun(const PrefillBlock &k, V
     run.lo = arith::MaxSIOp::create(b, index(0), add(minP, index(1 - *k.window)));
   Value hi = add(maxP, index(1));
   run.last = maxP;
+  std::array<Value, 2> loCursor = prefillCursor(k, run.lo),
+                       lastCursor = prefillCursor(k, maxP);
+  std::copy(loCursor.begin(), loCursor.end(), run.loCursor);
+  std::copy(lastCursor.begin(), lastCursor.end(), run.lastCursor);
   // Key tiles start at multiples of kPrefillKeyTile, so that a row meets
   // the same tiles in the same order whatever else its run holds: keys a
   // row does not see change nothing of its state (exactly). With one split,
@@ -703,116 +725,207 @@ KernelGenerator::PrefillRun KernelGenerator::prefillRun(const PrefillBlock &k, V
 
 ValueRange KernelGenerator::prefillKeyTiles(const PrefillBlock &k, const PrefillRun &run,
                                             ArrayRef<SmallVector<Value>> qFrag, ValueRange state) {
+  double log2Scale = M_LOG2E / std::sqrt((double)k.hd);
   SmallVector<Value> init(state.begin(), state.end());
   int64_t stateSize = init.size();
-  init.append(prefillStageLoad(k, run, run.splitLo));
+  // Carried: the buffer holding the loop's tile, the next tile's cursor.
+  std::array<Value, 2> first = prefillCursor(k, add(run.splitLo, k.copyKey));
+  ifThen(cmp(arith::CmpIPredicate::ult, run.splitLo, run.splitHi),
+         [&] { prefillCopyTile(k, run, run.splitLo, first, index(0)); });
+  auto [nextBlock, nextSlot] = addToCursor(first[0], first[1], k.tileStep[0],
+                                           k.tileStep[1], k.paged.blockSize);
+  init.append({index(0), nextBlock, nextSlot});
+  // This lane's ldmatrix rows (lane i: row i % 8 of matrix i / 8). K: key
+  // 8 nb + i % 8, 16-byte unit 4 p + i / 8 (features 8 (4 p + i / 8) on,
+  // matrices (ks, ks + 8 features) of ks = 2 p, 2 p + 1). V: key 16 kk + i % 8
+  // + 8 (i / 8 % 2), unit 2 fp + i / 16 (matrices: keys k0 and k0 + 8 of
+  // feature tiles 2 fp and 2 fp + 1).
+  Value lane = remu(threadId, kWarp);
+  Value kRow = add(mul(remu(lane, 8), index(k.rowQuads)), divu(lane, 8));
+  Value vRow =
+      add(mul(add(remu(lane, 8), mul(remu(divu(lane, 8), 2), index(8))),
+              index(k.rowQuads)),
+          divu(lane, 16));
   auto keys = scf::ForOp::create(b, run.splitLo, run.splitHi, index(kPrefillKeyTile), init);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(keys.getBody());
-  Value kt = keys.getInductionVar();
-  gpu::BarrierOp::create(b); // every warp is done with the previous tile
-  prefillStageStore(k, keys.getRegionIterArgs().drop_front(stateSize));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(keys.getBody());
+    Value kt = keys.getInductionVar();
+    ValueRange args = keys.getRegionIterArgs();
+    Value buffer = args[stateSize];
+    SmallVector<Value> cursor = {args[stateSize + 1], args[stateSize + 2]};
+    // One barrier a tile: after it every thread's copies of this tile have
+    // landed, and every warp is done with the previous tile, whose buffer
+    // the next tile's copies then take.
+    NVVM::CpAsyncWaitGroupOp::create(b, 0);
+    gpu::BarrierOp::create(b);
+    Value other = arith::SubIOp::create(b, index(1), buffer);
+    Value nextTile = add(kt, index(kPrefillKeyTile));
+    ifThen(cmp(arith::CmpIPredicate::ult, nextTile, run.splitHi),
+           [&] { prefillCopyTile(k, run, nextTile, cursor, other); });
+    Value bufferAddress =
+        add(k.tileAddress,
+            arith::IndexCastUIOp::create(b, b.getI32Type(),
+                                         mul(buffer, index(k.bufferBytes()))));
+    auto rowAddress = [&](Value row, int64_t kv) {
+      Value units = add(row, index(kv * kPrefillKeyTile * k.rowQuads));
+      return add(bufferAddress, arith::IndexCastUIOp::create(
+                                    b, b.getI32Type(), mul(units, index(16))));
+    };
+    SmallVector<SmallVector<Value>> weights =
+        prefillScores(k, run, qFrag, kt, rowAddress(kRow, 0));
+    SmallVector<Value> next =
+        softmaxTileUpdate(args.take_front(stateSize), weights, log2Scale);
+    Value vAddress = rowAddress(vRow, 1);
+    accumulatePV(
+        weights,
+        [&](int64_t kk) {
+          SmallVector<Value> fragments;
+          for (int64_t fp = 0; fp < k.hd / 16; ++fp)
+            llvm::append_range(
+                fragments,
+                loadMatrices(
+                    add(vAddress, i32((kk * 16 * k.rowQuads + 2 * fp) * 16)),
+                    true));
+          return fragments;
+        },
+        MutableArrayRef<Value>(next).drop_front(4));
+    auto [block, slot] = addToCursor(cursor[0], cursor[1], k.tileStep[0],
+                                     k.tileStep[1], k.paged.blockSize);
+    next.append({other, block, slot});
+    scf::YieldOp::create(b, next);
+  }
+  // The next run's first copies go to buffer 0: every warp must be done
+  // with this run's last tile first.
   gpu::BarrierOp::create(b);
-  SmallVector<Value> staged = prefillStageLoad(k, run, add(kt, index(kPrefillKeyTile)));
-  SmallVector<SmallVector<Value>> weights = prefillScores(k, run, qFrag, kt);
-  SmallVector<Value> next =
-      softmaxTileUpdate(keys.getRegionIterArgs().take_front(stateSize), weights, false);
-  // P V's B rows, keys 2c + {0, 1} and 2c + 8 + {0, 1} of each 16.
-  accumulatePV(
-      weights,
-      [&](int64_t key) {
-        return tileWords(k, 1, add(index(key), mul(k.c, index(2))), mul(k.g, index(k.hd / 16)),
-                         k.hd / 16);
-      },
-      MutableArrayRef<Value>(next).drop_front(4));
-  next.append(staged);
-  scf::YieldOp::create(b, next);
   return keys.getResults().take_front(stateSize);
 }
 
-Value KernelGenerator::prefillKeyOffset(const PrefillBlock &k, const PrefillRun &run, Value j,
-                                        int64_t kv) {
-  Value jc = arith::MinUIOp::create(b, arith::MaxUIOp::create(b, j, run.lo), run.last);
-  return add(kvRowOffsetOf(k.paged, run.seq, jc, kv), mul(k.kvh, index(k.hd)));
+std::array<Value, 2> KernelGenerator::prefillCursor(const PrefillBlock &k,
+                                                    Value j) {
+  return {arith::DivUIOp::create(b, j, k.paged.blockSize),
+          arith::RemUIOp::create(b, j, k.paged.blockSize)};
 }
 
-// The block stages a key tile's K and V rows in shared memory: unit u of
-// the tile (key u / keyQuads, unit u % keyQuads of its row) is thread
-// u mod threads's, so consecutive threads read consecutive 16 bytes. The
-// next tile's units are loaded into registers while this one is used.
-SmallVector<Value> KernelGenerator::prefillStageLoad(const PrefillBlock &k, const PrefillRun &run,
-                                                     Value kt) {
-  SmallVector<Value> units;
-  for (int64_t i = 0; i < k.stageRounds(); ++i) {
-    // A unit past the tile (a partial last round) rereads unit 0.
-    Value u = add(threadId, index(i * k.threads));
-    if ((i + 1) * k.threads > k.tileUnits())
-      u = arith::SelectOp::create(b, cmp(arith::CmpIPredicate::ult, u, index(k.tileUnits())), u,
-                                  index(0));
-    Value key = add(kt, divu(u, k.keyQuads)), unit = remu(u, k.keyQuads);
-    for (int64_t kv = 0; kv < 2; ++kv)
-      units.push_back(memref::LoadOp::create(
-          b, k.paged.pool, ValueRange{add(divu(prefillKeyOffset(k, run, key, kv), 8), unit)}));
-  }
-  return units;
-}
-
-void KernelGenerator::prefillStageStore(const PrefillBlock &k, ValueRange units) {
-  for (int64_t i = 0; i < k.stageRounds(); ++i) {
-    Value u = add(threadId, index(i * k.threads));
-    auto storeUnits = [&] {
-      Value row = add(mul(divu(u, k.keyQuads), index(k.rowQuads)), remu(u, k.keyQuads));
-      for (int64_t kv = 0; kv < 2; ++kv)
-        memref::StoreOp::create(b, units[2 * i + kv], k.tile,
-                                ValueRange{add(row, index(kv * kPrefillKeyTile * k.rowQuads))});
+// Thread t copies unit t % keyQuads of keys t / keyQuads + i keysPerRound,
+// so consecutive threads copy consecutive 16 bytes of a row.
+void KernelGenerator::prefillCopyTile(const PrefillBlock &k,
+                                      const PrefillRun &run, Value kt,
+                                      ArrayRef<Value> cursor, Value buffer) {
+  Value bufferUnits = mul(buffer, index(k.bufferBytes() / 16));
+  Value tableIndex = cursor[0], slot = cursor[1];
+  for (int64_t i = 0; i < k.copyRounds(); ++i) {
+    if (i > 0)
+      std::tie(tableIndex, slot) = addToCursor(
+          tableIndex, slot, k.roundStep[0], k.roundStep[1], k.paged.blockSize);
+    Value key = add(k.copyKey, index(i * k.keysPerRound()));
+    auto copy = [&] {
+      Value j = add(kt, key);
+      Value below = cmp(arith::CmpIPredicate::ult, j, run.lo);
+      Value above = cmp(arith::CmpIPredicate::ugt, j, run.last);
+      auto clamp = [&](Value v, int c) {
+        return arith::SelectOp::create(
+            b, below, run.loCursor[c],
+            arith::SelectOp::create(b, above, run.lastCursor[c], v));
+      };
+      Value block = tableBlock(k.paged, run.seq, clamp(tableIndex, 0));
+      Value kRow = add(kvRowOffset(k.paged, block, clamp(slot, 1), 0),
+                       mul(k.kvh, index(k.hd)));
+      for (int64_t kv = 0; kv < 2; ++kv) {
+        Value row = kv == 0 ? kRow : add(kRow, k.vFromK);
+        Value from = add(divu(row, 8), k.copyUnit);
+        Value to = add(
+            bufferUnits,
+            add(mul(add(key, index(kv * kPrefillKeyTile)), index(k.rowQuads)),
+                k.copyUnit));
+        Value src =
+            add(k.poolAddress, arith::IndexCastUIOp::create(
+                                   b, b.getI64Type(), mul(from, index(16))));
+        Value dst =
+            add(k.tileAddress, arith::IndexCastUIOp::create(
+                                   b, b.getI32Type(), mul(to, index(16))));
+        NVVM::CpAsyncOp::create(b, pointerAt(dst, 3), pointerAt(src, 1), 16,
+                                NVVM::LoadCacheModifierKind::CG, Value());
+      }
     };
-    if ((i + 1) * k.threads > k.tileUnits())
-      ifThen(cmp(arith::CmpIPredicate::ult, u, index(k.tileUnits())), storeUnits);
+    if ((i + 1) * k.keysPerRound() > kPrefillKeyTile)
+      ifThen(cmp(arith::CmpIPredicate::ult, key, index(kPrefillKeyTile)), copy);
     else
-      storeUnits();
+      copy();
   }
+  NVVM::CpAsyncCommitGroupOp::create(b);
 }
 
 SmallVector<SmallVector<Value>>
 KernelGenerator::prefillScores(const PrefillBlock &k, const PrefillRun &run,
-                               ArrayRef<SmallVector<Value>> qFrag, Value kt) {
-  Value scale = f32(1.0 / std::sqrt((double)k.hd));
+                               ArrayRef<SmallVector<Value>> qFrag, Value kt,
+                               Value kRows) {
   Value minusInf = f32(-std::numeric_limits<float>::infinity());
   // S = Q K^T for keys kt + 8 nb + [0, 8): this lane's B column is key
   // kt + 8 nb + g; its C columns are keys kt + 8 nb + 2c + {0, 1}.
   SmallVector<SmallVector<Value>> sTile;
+  SmallVector<Value> flat;
   for (int64_t nb = 0; nb < kPrefillKeyTile / 8; ++nb) {
-    SmallVector<Value> words =
-        tileWords(k, 0, add(index(nb * 8), k.g), mul(k.c, index(k.hd / 8)), k.hd / 8);
+    SmallVector<Value> words; // [ks][2]: B registers of features 16 ks on
+    for (int64_t p = 0; p < k.hd / 32; ++p)
+      llvm::append_range(
+          words,
+          loadMatrices(add(kRows, i32((nb * 8 * k.rowQuads + 4 * p) * 16)),
+                       false));
     SmallVector<Value> acc(4, f32(0));
     for (int64_t ks = 0; ks < k.hd / 16; ++ks)
       acc = mma(qFrag[ks], {words[2 * ks], words[2 * ks + 1]}, acc);
-    // Scale and mask: key j is seen by row r when r is in the run,
-    // j <= p and, on sliding layers, p - W < j.
-    for (int64_t i = 0; i < 4; ++i) {
-      int r = i / 2;
-      Value j = add(kt, add(index(nb * 8 + i % 2), mul(k.c, index(2))));
+    llvm::append_range(flat, acc);
+  }
+  // Key j is seen by row r when r is in the run, j <= p and, on sliding
+  // layers, p - W < j. Only tiles that cross a row's bounds need the
+  // masks: a lane whose rows see the whole tile keeps S as it is.
+  Value lastKey = add(kt, index(kPrefillKeyTile - 1));
+  Value whole = arith::ConstantIntOp::create(b, 1, 1);
+  for (int r = 0; r < 2; ++r) {
+    whole = andi(whole, andi(run.inRun[r], cmp(arith::CmpIPredicate::ule,
+                                               lastKey, k.pos[r])));
+    if (k.window)
+      whole = andi(whole, cmp(arith::CmpIPredicate::ugt,
+                              add(kt, index(*k.window)), k.pos[r]));
+  }
+  auto masked = scf::IfOp::create(b, ValueRange(flat).getTypes(), whole,
+                                  /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(masked.thenBlock());
+    scf::YieldOp::create(b, flat);
+    b.setInsertionPointToStart(masked.elseBlock());
+    SmallVector<Value> select;
+    for (int64_t e = 0; e < (int64_t)flat.size(); ++e) {
+      int r = e % 4 / 2;
+      Value j = add(kt, add(index(e / 4 * 8 + e % 2), mul(k.c, index(2))));
       Value seen = andi(run.inRun[r], cmp(arith::CmpIPredicate::ule, j, k.pos[r]));
       if (k.window)
         seen = andi(seen, cmp(arith::CmpIPredicate::ugt, add(j, index(*k.window)), k.pos[r]));
-      acc[i] = arith::SelectOp::create(b, seen, mulf(acc[i], scale), minusInf);
+      select.push_back(arith::SelectOp::create(b, seen, flat[e], minusInf));
     }
-    sTile.push_back(acc);
+    scf::YieldOp::create(b, select);
   }
+  for (int64_t nb = 0; nb < kPrefillKeyTile / 8; ++nb)
+    sTile.push_back(SmallVector<Value>(masked.getResults().slice(nb * 4, 4)));
   return sTile;
 }
 
-SmallVector<Value> KernelGenerator::softmaxTileUpdate(ValueRange state,
-                                                     MutableArrayRef<SmallVector<Value>> sTile,
-                                                     bool base2) {
-  auto exp = [&](Value x) -> Value {
-    if (base2)
-      return math::Exp2Op::create(b, x);
-    return math::ExpOp::create(b, x);
+SmallVector<Value>
+KernelGenerator::softmaxTileUpdate(ValueRange state,
+                                   MutableArrayRef<SmallVector<Value>> sTile,
+                                   double log2Scale) {
+  // 2^((x - from) log2Scale) as one fma and ex2.approx.
+  Value scale = f32(log2Scale);
+  auto weigh = [&](Value x, Value negFrom) -> Value {
+    Value e = log2Scale == 1.0 ? addf(x, negFrom)
+                               : math::FmaOp::create(b, x, scale, negFrom);
+    return math::Exp2Op::create(b, e);
   };
   // Online softmax per row (a row's columns are spread over 4 lanes).
   SmallVector<Value> next(state.begin(), state.end());
-  Value from[2], alpha[2];
+  Value negFrom[2], alpha[2];
   for (int r = 0; r < 2; ++r) {
     Value m = state[r];
     for (auto &acc : sTile)
@@ -820,14 +933,14 @@ SmallVector<Value> KernelGenerator::softmaxTileUpdate(ValueRange state,
     m = maxf(m, xorShuffle(m, 1));
     m = maxf(m, xorShuffle(m, 2));
     // A row that has seen no key yet keeps m = -inf and weighs from 0.
-    from[r] = softmaxFrom(m);
-    alpha[r] = exp(subf(state[r], from[r]));
+    negFrom[r] = mulf(softmaxFrom(m), f32(-log2Scale));
+    alpha[r] = weigh(state[r], negFrom[r]);
     next[r] = m;
     next[2 + r] = mulf(state[2 + r], alpha[r]);
   }
   for (auto &acc : sTile)
     for (int64_t i = 0; i < 4; ++i) {
-      acc[i] = exp(subf(acc[i], from[i / 2]));
+      acc[i] = weigh(acc[i], negFrom[i / 2]);
       next[2 + i / 2] = addf(next[2 + i / 2], acc[i]);
     }
   for (size_t i = 0; 4 + i < state.size(); ++i)
@@ -835,27 +948,20 @@ SmallVector<Value> KernelGenerator::softmaxTileUpdate(ValueRange state,
   return next;
 }
 
-void KernelGenerator::accumulatePV(ArrayRef<SmallVector<Value>> pTile,
-                                   function_ref<SmallVector<Value>(int64_t)> vWords,
-                                   MutableArrayRef<Value> o) {
+void KernelGenerator::accumulatePV(
+    ArrayRef<SmallVector<Value>> pTile,
+    function_ref<SmallVector<Value>(int64_t)> vFragments,
+    MutableArrayRef<Value> o) {
   // O += P V, 16 keys at a time: P's A fragment is two adjacent S tiles.
   for (int64_t kk = 0; kk < (int64_t)pTile.size() / 2; ++kk) {
     SmallVector<Value> a = {packF32(pTile[2 * kk][0], pTile[2 * kk][1]),
                             packF32(pTile[2 * kk][2], pTile[2 * kk][3]),
                             packF32(pTile[2 * kk + 1][0], pTile[2 * kk + 1][1]),
                             packF32(pTile[2 * kk + 1][2], pTile[2 * kk + 1][3])};
-    SmallVector<Value> v[4];
-    int64_t step[4] = {0, 1, 8, 9};
-    for (int i = 0; i < 4; ++i)
-      v[i] = vWords(kk * 16 + step[i]);
+    SmallVector<Value> v = vFragments(kk);
     for (int64_t fb = 0; fb < (int64_t)o.size() / 4; ++fb) {
-      int64_t w = fb / 2;
-      auto halves = [&](Value lo, Value hi) {
-        return fb % 2 == 0 ? lowHalves(lo, hi) : highHalves(lo, hi);
-      };
-      SmallVector<Value> bReg = {halves(v[0][w], v[1][w]), halves(v[2][w], v[3][w])};
       MutableArrayRef<Value> tileO = o.slice(fb * 4, 4);
-      SmallVector<Value> sum = mma(a, bReg, tileO);
+      SmallVector<Value> sum = mma(a, {v[2 * fb], v[2 * fb + 1]}, tileO);
       std::copy(sum.begin(), sum.end(), tileO.begin());
     }
   }
@@ -872,9 +978,9 @@ void KernelGenerator::prefillStoreResult(const PrefillBlock &k, ValueRange state
     Value rowBase = add(mul(k.token[r], index(k.heads * k.hd)), mul(k.h, index(k.hd)));
     Value partialBase = mul(add(mul(add(mul(k.token[r], index(k.heads)), k.h), k.splits), k.split),
                             index(k.hd + 2));
-    // Column 2c + j of feature tile fb is feature (2c + j) hd/8 + fb.
+    // Column 2c + j of feature tile fb is feature 8 fb + 2c + j.
     auto feature = [&](int64_t fb, int64_t j) {
-      return add(mul(add(mul(k.c, index(2)), index(j)), index(k.hd / 8)), index(fb));
+      return add(mul(k.c, index(2)), index(8 * fb + j));
     };
     ifThen(andi(k.valid[r], whole), [&] {
       for (int64_t fb = 0; fb < k.hd / 8; ++fb)
@@ -888,7 +994,9 @@ void KernelGenerator::prefillStoreResult(const PrefillBlock &k, ValueRange state
           store(state[4 + fb * 4 + r * 2 + j], k.partial,
                 add(partialBase, add(index(2), feature(fb, j))));
       ifThen(cmp(arith::CmpIPredicate::eq, k.c, index(0)), [&] {
-        store(state[r], k.partial, partialBase);
+        // m in the merge's units: the scores' (raw dot products) over sqrt(hd).
+        store(mulf(state[r], f32(1.0 / std::sqrt((double)k.hd))), k.partial,
+              partialBase);
         store(l, k.partial, add(partialBase, index(1)));
       });
     });
@@ -902,10 +1010,20 @@ Value KernelGenerator::packF32(Value lo, Value hi) {
   return LLVM::BitcastOp::create(b, b.getI32Type(), pair).getResult();
 }
 
-SmallVector<Value> KernelGenerator::tileWords(const PrefillBlock &k, int64_t kv, Value key,
-                                              Value first, int64_t count) {
-  return quadWords(k.tile, mul(add(index(kv * kPrefillKeyTile), key), index(k.rowQuads)), first,
-                   count);
+SmallVector<Value> KernelGenerator::loadMatrices(Value address,
+                                                 bool transpose) {
+  Type i32t = b.getI32Type();
+  Type result = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                 {i32t, i32t, i32t, i32t});
+  Value m = NVVM::LdMatrixOp::create(
+      b, result, pointerAt(address, 3), 4,
+      transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+      NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+      NVVM::LdStMatrixEltType::B16);
+  SmallVector<Value> r;
+  for (int64_t i = 0; i < 4; ++i)
+    r.push_back(LLVM::ExtractValueOp::create(b, m, ArrayRef<int64_t>{i}));
+  return r;
 }
 
 SmallVector<Value> KernelGenerator::quadWords(Value mem, Value rowQuad, Value first,

@@ -34,10 +34,14 @@ namespace mlir::cohere2c::attn_to_gpu {
 // supply the parallelism instead. Scores are in base 2 (scaled by
 // log2(e) / sqrt(d)), as attentionKernel's. P is rounded to bf16 for P V,
 // as in the prefill kernel.
-// Fragments, with prefillAttentionKernel's feature permutation (a lane reads
-// contiguous memory): for S, lane (g, c) holds features c hd/4 + [0, hd/4)
-// of keys g and 8 + g; for P V, features g hd/8 + [0, hd/8) of keys 2c,
-// 2c + 1, 2c + 8 and 2c + 9.
+// Fragments (prefillAttentionKernel's layouts) with the features permuted
+// so that a lane reads contiguous memory straight from the pool (a sum over
+// features does not depend on their order; the output is stored back in
+// place): in S = Q K^T, step ks's k-index pair 2c (2c + 8) is feature pair
+// c hd/4 + 4 ks (+ 2), so lane (g, c) holds features c hd/4 + [0, hd/4) of
+// keys g and 8 + g; in O = P V, column n of feature tile fb is feature
+// n hd/8 + fb, so it holds features g hd/8 + [0, hd/8) of keys 2c, 2c + 1,
+// 2c + 8 and 2c + 9.
 KernelGenerator::Kernel KernelGenerator::decodeAttentionKernel(attn::AttentionOp op,
                                                                int64_t groupLayers,
                                                                int64_t qStride) {
@@ -189,14 +193,27 @@ SmallVector<Value> KernelGenerator::decodeTileUpdate(const DecodeWarp &w,
     }
     sTile.push_back(acc);
   }
-  SmallVector<Value> next = softmaxTileUpdate(state, sTile, /*base2=*/true);
-  // accumulatePV asks for keys 2c + {0, 1, 8, 9}: this lane's V words 0 to 3.
+  SmallVector<Value> next = softmaxTileUpdate(state, sTile, /*log2Scale=*/1.0);
+  // Keys 16 kk + 2c + {0, 1, 8, 9} of P (kk = 0, one tile of 16) are this
+  // lane's V words 0 to 3; V's columns are permuted as K's rows are (column
+  // n of feature tile fb is feature n hd/8 + fb, lane g reading hd/8
+  // contiguous features of a key): features fb = 2i and 2i + 1 come from the
+  // low and high halves of its word i.
   ArrayRef<Value> vw = words.drop_front(2 * kWords);
   accumulatePV(
       sTile,
-      [&](int64_t key) {
-        int64_t i = key < 8 ? key : key - 6;
-        return SmallVector<Value>(vw.slice(i * vWords, vWords));
+      [&](int64_t) {
+        SmallVector<Value> fragments;
+        for (int64_t fb = 0; fb < w.hd / 8; ++fb) {
+          auto halves = [&](int64_t key) {
+            Value lo = vw[key * vWords + fb / 2],
+                  hi = vw[(key + 1) * vWords + fb / 2];
+            return fb % 2 == 0 ? lowHalves(lo, hi) : highHalves(lo, hi);
+          };
+          fragments.push_back(halves(0));
+          fragments.push_back(halves(2));
+        }
+        return fragments;
       },
       MutableArrayRef<Value>(next).drop_front(4));
   return next;

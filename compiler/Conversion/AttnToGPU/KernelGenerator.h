@@ -31,6 +31,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
+#include <array>
 #include <map>
 #include <string>
 #include <tuple>
@@ -334,16 +335,18 @@ private:
   Kernel prefillAttentionKernel(attn::AttentionOp op, int64_t layersInGroup,
                                      int64_t qStride);
   /// What the phases of prefillAttentionKernel share: the layer's shape, the
-  /// kernel's arguments, the staged key tile and this lane's place.
+  /// kernel's arguments, the staged key tiles and this lane's place.
   struct PrefillBlock {
     std::optional<int64_t> window;
     int64_t heads = 0, hd = 0, qStride = 0, threads = 0;
-    // 16-byte units of a key's K (or V) row, and of its row in `tile`.
+    // 16-byte units of a key's K (or V) row, and of its row in shared memory.
     int64_t keyQuads = 0, rowQuads = 0;
     PagedPool paged;
     Value q, positions, seqs, out, partial, generated, splits;
-    // Shared memory: the key tile's K rows, then its V rows.
-    Value tile;
+    // Shared memory: two buffers of a key tile, each its K rows, then its V
+    // rows (rowQuads units each). Its address (i32, shared state space);
+    // the pool's (i64, global).
+    Value tile, tileAddress, poolAddress;
     // The tile's first token, the block's split, KV head and query head,
     // the fragment coordinates g = lane / 4 and c = lane % 4, and how many
     // of the step's tokens the tile holds.
@@ -351,18 +354,28 @@ private:
     // This lane's rows g and g + 8: the row, whether it is stored (a prompt
     // token of the step), its token and position.
     Value row[2], valid[2], token[2], pos[2];
-    /// 16-byte units of a staged tile's K (or V) rows.
-    int64_t tileUnits() const { return kPrefillKeyTile * keyQuads; }
-    /// Rounds in which the block's threads load a tile's units.
-    int64_t stageRounds() const { return (tileUnits() + threads - 1) / threads; }
+    // The keys of a tile this thread copies, copyKey + i keysPerRound() in
+    // round i, and its 16-byte unit of each; the (table index, slot) cursor
+    // steps of keysPerRound() and of kPrefillKeyTile keys; the pool offset of
+    // a V row from its K row.
+    Value copyKey, copyUnit, roundStep[2], tileStep[2], vFromK;
+    int64_t keysPerRound() const { return threads / keyQuads; }
+    /// Rounds in which the block's threads copy a tile's rows.
+    int64_t copyRounds() const {
+      return (kPrefillKeyTile + keysPerRound() - 1) / keysPerRound();
+    }
+    /// Bytes of one buffer (K and V rows of a tile).
+    int64_t bufferBytes() const { return 2 * kPrefillKeyTile * rowQuads * 16; }
   };
   /// A run of the tile's rows of one sequence, and the keys its split reads.
   struct PrefillRun {
     // The run's end row (exclusive), its sequence, whether this lane's rows are in it.
     Value end, seq, inRun[2];
     // The keys the run's rows see lie in [lo, last]; this split's key tiles
-    // start in [splitLo, splitHi).
-    Value lo, last, splitLo, splitHi;
+    // start in [splitLo, splitHi). The cursors (table index, slot) of lo and
+    // last, which keys outside [lo, last] copy (never seen, but V's rows
+    // must hold finite values: P V multiplies them by 0).
+    Value lo, last, splitLo, splitHi, loCursor[2], lastCursor[2];
   };
   /// The block's coordinates and this lane's rows of the step's `tokens`.
   void prefillLaneRows(PrefillBlock &k, int64_t group, Value tokens);
@@ -375,38 +388,44 @@ private:
   /// The loop over a split's key tiles, from `state`; returns the state after.
   ValueRange prefillKeyTiles(const PrefillBlock &k, const PrefillRun &run,
                              ArrayRef<SmallVector<Value>> qFrag, ValueRange state);
-  /// Element offset of key j's K (kv = 0) or V (kv = 1) row for this KV head
-  /// (keys outside [lo, last], never seen, read an in-range key).
-  Value prefillKeyOffset(const PrefillBlock &k, const PrefillRun &run, Value j, int64_t kv);
-  /// This thread's 16-byte units of key tile kt, loaded into registers.
-  SmallVector<Value> prefillStageLoad(const PrefillBlock &k, const PrefillRun &run, Value kt);
-  /// Stores the units of prefillStageLoad into the shared tile.
-  void prefillStageStore(const PrefillBlock &k, ValueRange units);
-  /// S = Q K^T of key tile kt, scaled and masked: a C fragment per 8 keys.
-  SmallVector<SmallVector<Value>> prefillScores(const PrefillBlock &k, const PrefillRun &run,
-                                                ArrayRef<SmallVector<Value>> qFrag, Value kt);
+  /// Starts the copies of key tile kt's K and V rows into shared buffer
+  /// `buffer` (0 or 1) as one cp.async group; `cursor` is key kt + copyKey's
+  /// (table index, slot), so that no copy divides by the block size.
+  void prefillCopyTile(const PrefillBlock &k, const PrefillRun &run, Value kt,
+                       ArrayRef<Value> cursor, Value buffer);
+  /// The cursor (table index, slot) of key j: one division.
+  std::array<Value, 2> prefillCursor(const PrefillBlock &k, Value j);
+  /// S = Q K^T of key tile kt (raw scores, masked to -inf where a row does
+  /// not see a key): a C fragment per 8 keys. `kRows`: this lane's ldmatrix
+  /// row of the buffer's K rows.
+  SmallVector<SmallVector<Value>>
+  prefillScores(const PrefillBlock &k, const PrefillRun &run,
+                ArrayRef<SmallVector<Value>> qFrag, Value kt, Value kRows);
   /// The online softmax step over S as C fragments (state: m[2], l[2] of
   /// this lane's rows g and g + 8, then O): turns S into P in place, returns
-  /// the state rescaled. Scores in natural units, or base 2 with `base2`.
-  SmallVector<Value> softmaxTileUpdate(ValueRange state, MutableArrayRef<SmallVector<Value>> sTile,
-                                       bool base2);
+  /// the state rescaled. P = 2^(S log2Scale - m log2Scale): scores already
+  /// in base 2 with log2Scale 1, raw dot products with log2(e) / sqrt(hd);
+  /// m stays in the scores' units.
+  SmallVector<Value>
+  softmaxTileUpdate(ValueRange state, MutableArrayRef<SmallVector<Value>> sTile,
+                    double log2Scale);
   /// O += P V over P's keys (16 per two C fragments), O as C fragments, one
-  /// per 8 features: vWords(key) gives the hd / 16 words of V this lane
-  /// reads of key (2c + key) of the tile (features g hd/8 + [0, hd/8)).
+  /// per 8 features: vFragments(kk) gives the mma B registers of keys
+  /// [16 kk, 16 kk + 16) of P, two per feature tile ([fb][2] flat).
   void accumulatePV(ArrayRef<SmallVector<Value>> pTile,
-                    function_ref<SmallVector<Value>(int64_t)> vWords, MutableArrayRef<Value> o);
+                    function_ref<SmallVector<Value>(int64_t)> vFragments,
+                    MutableArrayRef<Value> o);
   /// Stores O / l (one split) or the partial result (m, l, O) of this lane's rows.
   void prefillStoreResult(const PrefillBlock &k, ValueRange state);
   /// Two f32 rounded to bf16 in one register, lo in the low half.
   Value packF32(Value lo, Value hi);
-  /// `count` words (bf16 pairs) from word `first` of the staged K (kv = 0)
-  /// or V (kv = 1) row of the tile's key `key`: 16-byte loads where count is
-  /// a multiple of 4 (first then is too), else the words of one 16-byte unit
-  /// (count 2 at an even first: V with head_dim 32, the one head size below
-  /// 64 that convert-attn-to-gpu admits).
-  SmallVector<Value> tileWords(const PrefillBlock &k, int64_t kv, Value key, Value first,
-                               int64_t count);
-  /// tileWords' words from the 16-byte units of `mem` from unit rowQuad on.
+  /// Four 8x8 matrices of 16-bit elements from shared memory
+  /// (ldmatrix.x4, transposed with `transpose`): lane i gives the address of
+  /// row i % 8 of matrix i / 8; register r holds this lane's pair of matrix r.
+  SmallVector<Value> loadMatrices(Value address, bool transpose);
+  /// `count` words (bf16 pairs) from word `first` of the 16-byte units of
+  /// `mem` from unit rowQuad on: 16-byte loads where count is a multiple of
+  /// 4 (first then is too), else the words of one 16-byte unit.
   SmallVector<Value> quadWords(Value mem, Value rowQuad, Value first, int64_t count);
   /// (lo's half, hi's half) of two words in one: the low halves, or the high ones.
   Value lowHalves(Value lo, Value hi);

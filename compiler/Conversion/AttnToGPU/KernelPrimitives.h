@@ -48,6 +48,7 @@ protected:
 
   // --- arithmetic helpers (f32 compute, E storage; and ScalarBuilders') ------
   Value f64(double v) { return arith::ConstantOp::create(b, b.getF64FloatAttr(v)); }
+  Value i32(int64_t v) { return arith::ConstantIntOp::create(b, v, 32); }
   /// x / d and x % d (unsigned) by a constant d.
   Value divu(Value x, int64_t d) { return arith::DivUIOp::create(b, x, index(d)); }
   Value remu(Value x, int64_t d) { return arith::RemUIOp::create(b, x, index(d)); }
@@ -82,6 +83,18 @@ protected:
       }
     }
     return values;
+  }
+  /// The address of a memref's first element (its aligned pointer) as an
+  /// integer of `bits` bits (a shared-memory address fits 32).
+  Value addressOf(Value mem, unsigned bits) {
+    Value p = memref::ExtractAlignedPointerAsIndexOp::create(b, mem);
+    return arith::IndexCastUIOp::create(b, b.getIntegerType(bits), p);
+  }
+  /// An integer address as a pointer of address space `space` (1: global,
+  /// 3: shared), for NVVM ops that take pointers.
+  Value pointerAt(Value address, unsigned space) {
+    return LLVM::IntToPtrOp::create(
+        b, LLVM::LLVMPointerType::get(b.getContext(), space), address);
   }
   /// Stores an f32 value into a flat memref of any float type.
   void store(Value v, Value mem, Value i) {
