@@ -556,8 +556,9 @@ KernelGenerator::Kernel KernelGenerator::prefillAttentionKernel(attn::AttentionO
                           i64, i64, i64, i64, i64, flat(b.getF32Type()), flat(i32)},
                    k.threads, 0))
     return {name, spec};
-  kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                  b.getI32IntegerAttr(3));
+  kernel->setAttr(
+      NVVM::NVVMDialect::getMinctasmAttrName(),
+      b.getI32IntegerAttr(std::max<int64_t>(1, kPrefillWarpsPerSM / group)));
   k.q = kernel.getArgument(0);
   k.positions = kernel.getArgument(1);
   k.seqs = kernel.getArgument(2);

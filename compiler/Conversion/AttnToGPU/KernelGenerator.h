@@ -64,6 +64,10 @@ inline constexpr int64_t kAttentionBlocksPerSM = 3; // decode attention: ptxas's
 inline constexpr int64_t kDecodeKeyTile = 16;       // decode attention on tensor cores: keys a step
 inline constexpr int64_t kDecodeBlocksPerSM = 8;    // ... (one warp each) and its register bound
 inline constexpr int64_t kKeySubgroups = kWarp / kKeyLanes;
+// Prefill attention: warps an SM that ptxas's register bound makes room for
+// (168 registers a thread: 3 blocks of Command R7B's 4 warps, where 2 fit at
+// the 238 it takes unbounded).
+inline constexpr int64_t kPrefillWarpsPerSM = 12;
 inline constexpr int64_t kGemvWarps = 8; // one-token linear layers: warps per block
 inline constexpr int64_t kGreedyThreads = 1024; // greedy tokens: threads per logits row
 inline constexpr int64_t kGreedyLoads = 8;      // greedy tokens: loads a thread has in flight
