@@ -516,7 +516,8 @@ KernelGenerator::Kernel KernelGenerator::attentionMergeKernel(Type e, int64_t he
 // [0, max p] on full ones): blocks outside are skipped, keys inside masked
 // per row (causal, window) on the key tiles that cross a row's bounds only.
 // A step with few tiles splits each run's key tiles `splits` ways (block
-// x = tile splits + split, as flash-decoding does for one token): a split
+// x = (tiles - 1 - tile) splits + split, as flash-decoding does for one
+// token; the latest tiles, the longest, first): a split
 // stores its rows' unnormalized partial results (m, l, O) for
 // attentionMergeKernel (KernelRows::Prompt), as attentionKernel does; with
 // one split the block stores O / l itself.
@@ -736,14 +737,15 @@ ValueRange KernelGenerator::prefillKeyTiles(const PrefillBlock &k, const Prefill
   auto [nextBlock, nextSlot] = addToCursor(first[0], first[1], k.tileStep[0],
                                            k.tileStep[1], k.paged.blockSize);
   init.append({index(0), nextBlock, nextSlot});
-  // This lane's ldmatrix rows (lane i: row i % 8 of matrix i / 8). K: key
-  // 8 nb + i % 8, 16-byte unit 4 p + i / 8 (features 8 (4 p + i / 8) on,
-  // matrices (ks, ks + 8 features) of ks = 2 p, 2 p + 1). V: key 16 kk + i % 8
-  // + 8 (i / 8 % 2), unit 2 fp + i / 16 (matrices: keys k0 and k0 + 8 of
-  // feature tiles 2 fp and 2 fp + 1).
+  // This lane's ldmatrix rows (lane i: row i % 8 of matrix i / 8), as
+  // 16-byte units of a buffer. K: key 8 nb + i % 8, unit 4 p + i / 8, so
+  // matrix i / 8 holds features 32 p + 8 (i / 8) + [0, 8): B registers 0
+  // and 1 of steps ks = 2 p and 2 p + 1. V: key 16 kk + i % 8 + 8 (i / 8 % 2),
+  // unit 2 fp + i / 16: keys [0, 8) and [8, 16) of feature tiles 2 fp and
+  // 2 fp + 1, transposed.
   Value lane = remu(threadId, kWarp);
-  Value kRow = add(mul(remu(lane, 8), index(k.rowQuads)), divu(lane, 8));
-  Value vRow =
+  Value kUnit = add(mul(remu(lane, 8), index(k.rowQuads)), divu(lane, 8));
+  Value vUnit =
       add(mul(add(remu(lane, 8), mul(remu(divu(lane, 8), 2), index(8))),
               index(k.rowQuads)),
           divu(lane, 16));
@@ -774,10 +776,10 @@ ValueRange KernelGenerator::prefillKeyTiles(const PrefillBlock &k, const Prefill
                                     b, b.getI32Type(), mul(units, index(16))));
     };
     SmallVector<SmallVector<Value>> weights =
-        prefillScores(k, run, qFrag, kt, rowAddress(kRow, 0));
+        prefillScores(k, run, qFrag, kt, rowAddress(kUnit, 0));
     SmallVector<Value> next =
         softmaxTileUpdate(args.take_front(stateSize), weights, log2Scale);
-    Value vAddress = rowAddress(vRow, 1);
+    Value vAddress = rowAddress(vUnit, 1);
     accumulatePV(
         weights,
         [&](int64_t kk) {
@@ -830,10 +832,10 @@ void KernelGenerator::prefillCopyTile(const PrefillBlock &k,
             arith::SelectOp::create(b, above, run.lastCursor[c], v));
       };
       Value block = tableBlock(k.paged, run.seq, clamp(tableIndex, 0));
-      Value kRow = add(kvRowOffset(k.paged, block, clamp(slot, 1), 0),
-                       mul(k.kvh, index(k.hd)));
+      Value kOffset = add(kvRowOffset(k.paged, block, clamp(slot, 1), 0),
+                          mul(k.kvh, index(k.hd)));
       for (int64_t kv = 0; kv < 2; ++kv) {
-        Value row = kv == 0 ? kRow : add(kRow, k.vFromK);
+        Value row = kv == 0 ? kOffset : add(kOffset, k.vFromK);
         Value from = add(divu(row, 8), k.copyUnit);
         Value to = add(
             bufferUnits,
@@ -860,7 +862,7 @@ void KernelGenerator::prefillCopyTile(const PrefillBlock &k,
 SmallVector<SmallVector<Value>>
 KernelGenerator::prefillScores(const PrefillBlock &k, const PrefillRun &run,
                                ArrayRef<SmallVector<Value>> qFrag, Value kt,
-                               Value kRows) {
+                               Value kAddress) {
   Value minusInf = f32(-std::numeric_limits<float>::infinity());
   // S = Q K^T for keys kt + 8 nb + [0, 8): this lane's B column is key
   // kt + 8 nb + g; its C columns are keys kt + 8 nb + 2c + {0, 1}.
@@ -871,7 +873,7 @@ KernelGenerator::prefillScores(const PrefillBlock &k, const PrefillRun &run,
     for (int64_t p = 0; p < k.hd / 32; ++p)
       llvm::append_range(
           words,
-          loadMatrices(add(kRows, i32((nb * 8 * k.rowQuads + 4 * p) * 16)),
+          loadMatrices(add(kAddress, i32((nb * 8 * k.rowQuads + 4 * p) * 16)),
                        false));
     SmallVector<Value> acc(4, f32(0));
     for (int64_t ks = 0; ks < k.hd / 16; ++ks)
@@ -917,12 +919,20 @@ SmallVector<Value>
 KernelGenerator::softmaxTileUpdate(ValueRange state,
                                    MutableArrayRef<SmallVector<Value>> sTile,
                                    double log2Scale) {
-  // 2^((x - from) log2Scale) as one fma and ex2.approx.
+  // P = 2^((x - from) log2Scale) as one fma and ex2.approx.
   Value scale = f32(log2Scale);
   auto weigh = [&](Value x, Value negFrom) -> Value {
     Value e = log2Scale == 1.0 ? addf(x, negFrom)
                                : math::FmaOp::create(b, x, scale, negFrom);
     return math::Exp2Op::create(b, e);
+  };
+  // The rescale of the state from the difference of the maxima, so that it
+  // is exactly 1 where the maximum did not change (fma(m, s, -from s) is
+  // the rounding error of from s, not 0): a key tile that a row does not
+  // see leaves its state as it was, bit for bit.
+  auto rescale = [&](Value mOld, Value from) -> Value {
+    Value d = subf(mOld, from);
+    return math::Exp2Op::create(b, log2Scale == 1.0 ? d : mulf(d, scale));
   };
   // Online softmax per row (a row's columns are spread over 4 lanes).
   SmallVector<Value> next(state.begin(), state.end());
@@ -934,8 +944,9 @@ KernelGenerator::softmaxTileUpdate(ValueRange state,
     m = maxf(m, xorShuffle(m, 1));
     m = maxf(m, xorShuffle(m, 2));
     // A row that has seen no key yet keeps m = -inf and weighs from 0.
-    negFrom[r] = mulf(softmaxFrom(m), f32(-log2Scale));
-    alpha[r] = weigh(state[r], negFrom[r]);
+    Value from = softmaxFrom(m);
+    negFrom[r] = mulf(from, f32(-log2Scale));
+    alpha[r] = rescale(state[r], from);
     next[r] = m;
     next[2 + r] = mulf(state[2 + r], alpha[r]);
   }

@@ -263,9 +263,10 @@ LogicalResult KernelGenerator::lowerAttention(attn::AttentionOp o) {
   // query heads fills at most one 16-row tile), prompt tokens the prefill
   // kernel (it skips the others by the generated flags). f32 runs the split
   // kernel on CUDA cores for every token (mma would round q, k and v to
-  // bf16).
+  // bf16), as do head sizes whose key tiles do not fit the prefill kernel's
+  // shared buffers (above 128).
   int64_t queriesPerKv = heads / o.getNumKvHeads();
-  bool tensorCores = e.isBF16() && queriesPerKv <= 16;
+  bool tensorCores = e.isBF16() && queriesPerKv <= 16 && prefillFits(hd);
   StepParam mergeTokens = tensorCores ? StepParam::DecodeMergeTokens : StepParam::TokenMergeTokens;
   StepParam splits = tensorCores ? StepParam::DecodeSplits : StepParam::TokenSplits;
   StepParam splitBlocks = tensorCores ? StepParam::DecodeSplitBlocks : StepParam::TokenSplitBlocks;

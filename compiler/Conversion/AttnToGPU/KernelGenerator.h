@@ -68,6 +68,19 @@ inline constexpr int64_t kKeySubgroups = kWarp / kKeyLanes;
 // (168 registers a thread: 3 blocks of Command R7B's 4 warps, where 2 fit at
 // the 238 it takes unbounded).
 inline constexpr int64_t kPrefillWarpsPerSM = 12;
+/// Bytes of one of the prefill attention kernel's two shared buffers: a key
+/// tile's K and V rows, each row padded by one 16-byte unit.
+inline int64_t prefillBufferBytes(int64_t hd) {
+  return 2 * kPrefillKeyTile * (hd / 8 + 1) * 16;
+}
+/// Static shared memory a kernel may declare (48 KiB; more takes dynamic
+/// shared memory and an opt-in).
+inline constexpr int64_t kStaticSharedBytes = 48 * 1024;
+/// Whether the prefill attention kernel's two buffers fit static shared
+/// memory: head_dim up to 128 (up to 184 in multiples of 8).
+inline bool prefillFits(int64_t hd) {
+  return 2 * prefillBufferBytes(hd) <= kStaticSharedBytes;
+}
 inline constexpr int64_t kGemvWarps = 8; // one-token linear layers: warps per block
 inline constexpr int64_t kGreedyThreads = 1024; // greedy tokens: threads per logits row
 inline constexpr int64_t kGreedyLoads = 8;      // greedy tokens: loads a thread has in flight
@@ -339,7 +352,7 @@ private:
   Kernel prefillAttentionKernel(attn::AttentionOp op, int64_t layersInGroup,
                                      int64_t qStride);
   /// What the phases of prefillAttentionKernel share: the layer's shape, the
-  /// kernel's arguments, the staged key tiles and this lane's place.
+  /// kernel's arguments, the key tiles' shared buffers and this lane's place.
   struct PrefillBlock {
     std::optional<int64_t> window;
     int64_t heads = 0, hd = 0, qStride = 0, threads = 0;
@@ -368,8 +381,7 @@ private:
     int64_t copyRounds() const {
       return (kPrefillKeyTile + keysPerRound() - 1) / keysPerRound();
     }
-    /// Bytes of one buffer (K and V rows of a tile).
-    int64_t bufferBytes() const { return 2 * kPrefillKeyTile * rowQuads * 16; }
+    int64_t bufferBytes() const { return prefillBufferBytes(hd); }
   };
   /// A run of the tile's rows of one sequence, and the keys its split reads.
   struct PrefillRun {
@@ -400,11 +412,11 @@ private:
   /// The cursor (table index, slot) of key j: one division.
   std::array<Value, 2> prefillCursor(const PrefillBlock &k, Value j);
   /// S = Q K^T of key tile kt (raw scores, masked to -inf where a row does
-  /// not see a key): a C fragment per 8 keys. `kRows`: this lane's ldmatrix
-  /// row of the buffer's K rows.
+  /// not see a key): a C fragment per 8 keys. `kAddress`: the shared
+  /// address of this lane's ldmatrix row among the buffer's K rows.
   SmallVector<SmallVector<Value>>
   prefillScores(const PrefillBlock &k, const PrefillRun &run,
-                ArrayRef<SmallVector<Value>> qFrag, Value kt, Value kRows);
+                ArrayRef<SmallVector<Value>> qFrag, Value kt, Value kAddress);
   /// The online softmax step over S as C fragments (state: m[2], l[2] of
   /// this lane's rows g and g + 8, then O): turns S into P in place, returns
   /// the state rescaled. P = 2^(S log2Scale - m log2Scale): scores already
@@ -429,7 +441,9 @@ private:
   SmallVector<Value> loadMatrices(Value address, bool transpose);
   /// `count` words (bf16 pairs) from word `first` of the 16-byte units of
   /// `mem` from unit rowQuad on: 16-byte loads where count is a multiple of
-  /// 4 (first then is too), else the words of one 16-byte unit.
+  /// 4 (first then is too), else the words of one 16-byte unit (count 2 at
+  /// an even first: decode's V with head_dim 32, the one head size below 64
+  /// that convert-attn-to-gpu admits).
   SmallVector<Value> quadWords(Value mem, Value rowQuad, Value first, int64_t count);
   /// (lo's half, hi's half) of two words in one: the low halves, or the high ones.
   Value lowHalves(Value lo, Value hi);
