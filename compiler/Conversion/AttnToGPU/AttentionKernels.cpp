@@ -205,11 +205,9 @@ KernelGenerator::Kernel KernelGenerator::attentionKernel(Type e, attn::Attention
   // per group of keys, not per key. Keys past hi are read at hi - 1 and
   // weigh nothing. The loop carries the softmax state, then the cursors.
   int64_t loopStep = kKeysInFlight * kKeySubgroups;
-  keys.stepBlocks = arith::DivUIOp::create(b, index(loopStep), keys.paged.blockSize);
-  keys.stepSlots = arith::RemUIOp::create(b, index(loopStep), keys.paged.blockSize);
-  Value last = arith::SubIOp::create(b, keys.hi, index(1));
-  keys.lastBlock = arith::DivUIOp::create(b, last, keys.paged.blockSize);
-  keys.lastSlot = arith::RemUIOp::create(b, last, keys.paged.blockSize);
+  std::tie(keys.stepBlocks, keys.stepSlots) = cursorOf(index(loopStep), keys.paged.blockSize);
+  std::tie(keys.lastBlock, keys.lastSlot) =
+      cursorOf(arith::SubIOp::create(b, keys.hi, index(1)), keys.paged.blockSize);
   size_t softmaxValues = init.size();
   init.append(keyCursors(keys, keySub));
   auto loop = scf::ForOp::create(b, keys.lo, keys.hi, index(loopStep), init);
@@ -287,8 +285,8 @@ SmallVector<Value> KernelGenerator::keyCursors(const PagedKeys &keys, Value keyS
   SmallVector<Value> cursors;
   for (int64_t u = 0; u < kKeysInFlight; ++u) {
     Value j = add(add(keys.lo, index(u * kKeySubgroups)), keySub);
-    cursors.push_back(arith::DivUIOp::create(b, j, keys.paged.blockSize));
-    cursors.push_back(arith::RemUIOp::create(b, j, keys.paged.blockSize));
+    auto [tableIndex, slot] = cursorOf(j, keys.paged.blockSize);
+    cursors.append({tableIndex, slot});
   }
   return cursors;
 }
@@ -301,6 +299,10 @@ SmallVector<Value> KernelGenerator::advanceKeyCursors(const PagedKeys &keys, Val
     next.append({block, slot});
   }
   return next;
+}
+
+std::pair<Value, Value> KernelGenerator::cursorOf(Value j, Value blockSize) {
+  return {arith::DivUIOp::create(b, j, blockSize), arith::RemUIOp::create(b, j, blockSize)};
 }
 
 std::pair<Value, Value> KernelGenerator::addToCursor(Value tableIndex, Value slot, Value blocks,
@@ -585,8 +587,7 @@ KernelGenerator::Kernel KernelGenerator::prefillAttentionKernel(attn::AttentionO
   k.copyUnit = remu(threadId, k.keyQuads);
   for (auto [step, keys] : {std::pair(k.roundStep, k.keysPerRound()),
                             std::pair(k.tileStep, kPrefillKeyTile)}) {
-    step[0] = arith::DivUIOp::create(b, index(keys), k.paged.blockSize);
-    step[1] = arith::RemUIOp::create(b, index(keys), k.paged.blockSize);
+    std::tie(step[0], step[1]) = cursorOf(index(keys), k.paged.blockSize);
   }
   k.vFromK = mul(k.paged.blockSize, index(k.paged.kvWidth));
   prefillLaneRows(k, group, tokens);
@@ -700,10 +701,8 @@ KernelGenerator::PrefillRun KernelGenerator::prefillRun(const PrefillBlock &k, V
     run.lo = arith::MaxSIOp::create(b, index(0), add(minP, index(1 - *k.window)));
   Value hi = add(maxP, index(1));
   run.last = maxP;
-  std::array<Value, 2> loCursor = prefillCursor(k, run.lo),
-                       lastCursor = prefillCursor(k, maxP);
-  std::copy(loCursor.begin(), loCursor.end(), run.loCursor);
-  std::copy(lastCursor.begin(), lastCursor.end(), run.lastCursor);
+  std::tie(run.loCursor[0], run.loCursor[1]) = cursorOf(run.lo, k.paged.blockSize);
+  std::tie(run.lastCursor[0], run.lastCursor[1]) = cursorOf(maxP, k.paged.blockSize);
   // Key tiles start at multiples of kPrefillKeyTile, so that a row meets
   // the same tiles in the same order whatever else its run holds: keys a
   // row does not see change nothing of its state (exactly). With one split,
@@ -731,7 +730,8 @@ ValueRange KernelGenerator::prefillKeyTiles(const PrefillBlock &k, const Prefill
   SmallVector<Value> init(state.begin(), state.end());
   int64_t stateSize = init.size();
   // Carried: the buffer holding the loop's tile, the next tile's cursor.
-  std::array<Value, 2> first = prefillCursor(k, add(run.splitLo, k.copyKey));
+  SmallVector<Value> first(2);
+  std::tie(first[0], first[1]) = cursorOf(add(run.splitLo, k.copyKey), k.paged.blockSize);
   ifThen(cmp(arith::CmpIPredicate::ult, run.splitLo, run.splitHi),
          [&] { prefillCopyTile(k, run, run.splitLo, first, index(0)); });
   auto [nextBlock, nextSlot] = addToCursor(first[0], first[1], k.tileStep[0],
@@ -802,12 +802,6 @@ ValueRange KernelGenerator::prefillKeyTiles(const PrefillBlock &k, const Prefill
   // with this run's last tile first.
   gpu::BarrierOp::create(b);
   return keys.getResults().take_front(stateSize);
-}
-
-std::array<Value, 2> KernelGenerator::prefillCursor(const PrefillBlock &k,
-                                                    Value j) {
-  return {arith::DivUIOp::create(b, j, k.paged.blockSize),
-          arith::RemUIOp::create(b, j, k.paged.blockSize)};
 }
 
 // Thread t copies unit t % keyQuads of keys t / keyQuads + i keysPerRound,

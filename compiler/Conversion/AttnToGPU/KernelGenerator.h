@@ -31,7 +31,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
-#include <array>
 #include <map>
 #include <string>
 #include <tuple>
@@ -249,6 +248,9 @@ private:
   /// lo + u * kKeySubgroups + keySub, flat; and the same a loop step later.
   SmallVector<Value> keyCursors(const PagedKeys &keys, Value keySub);
   SmallVector<Value> advanceKeyCursors(const PagedKeys &keys, ValueRange cursors);
+  /// The cursor (table index, slot) = (j / block size, j % block size) of
+  /// key j (index-typed): the one division by the block size a cursor costs.
+  std::pair<Value, Value> cursorOf(Value j, Value blockSize);
   /// The cursor (table index, slot) of key j + n from j's and the division
   /// of n by the block size (blocks, slots).
   std::pair<Value, Value> addToCursor(Value tableIndex, Value slot, Value blocks, Value slots,
@@ -409,8 +411,6 @@ private:
   /// (table index, slot), so that no copy divides by the block size.
   void prefillCopyTile(const PrefillBlock &k, const PrefillRun &run, Value kt,
                        ArrayRef<Value> cursor, Value buffer);
-  /// The cursor (table index, slot) of key j: one division.
-  std::array<Value, 2> prefillCursor(const PrefillBlock &k, Value j);
   /// S = Q K^T of key tile kt (raw scores, masked to -inf where a row does
   /// not see a key): a C fragment per 8 keys. `kAddress`: the shared
   /// address of this lane's ldmatrix row among the buffer's K rows.
