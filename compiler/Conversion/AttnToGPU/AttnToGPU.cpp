@@ -147,6 +147,16 @@ LogicalResult evenWidth(Operation *op, int64_t width) {
 
 } // namespace
 
+int64_t KernelGenerator::rowUnit(Type e, int64_t width, ArrayRef<PlanArg> views,
+                                 int64_t fallback) const {
+  int64_t unit = vectorUnit(e);
+  bool aligned =
+      width % unit == 0 && llvm::all_of(views, [&](const PlanArg &v) {
+        return strideOf(v) % unit == 0 && v.column % unit == 0;
+      });
+  return aligned ? unit : fallback;
+}
+
 LogicalResult KernelGenerator::run(func::FuncOp step) {
   Block &body = step.getBody().front();
   // A merged GEMM runs where the first of its linear layers was; the others
@@ -355,9 +365,11 @@ LogicalResult KernelGenerator::lowerOp(Operation &op) {
       .Case([&](attn::SwiGLUOp o) {
         auto type = cast<RankedTensorType>(o.getType());
         PlanArg gate = buffers[o.getGate()], up = buffers[o.getUp()];
-        kernelStep(swigluKernel(type.getElementType(), type.getDimSize(1), strideOf(gate),
-                                strideOf(up)),
-                   P::Tokens, chunksOf(type.getDimSize(1)), kChunkThreads,
+        int64_t width = type.getDimSize(1),
+                unit = rowUnit(type.getElementType(), width, {gate, up}, 1);
+        kernelStep(swigluKernel(type.getElementType(), width, strideOf(gate),
+                                strideOf(up), unit),
+                   P::Tokens, chunksOf(width / unit), kChunkThreads,
                    {gate, up, bufferFor(o.getResult())});
         return success();
       })
@@ -400,10 +412,13 @@ LogicalResult KernelGenerator::lowerOp(Operation &op) {
           return failure();
         PlanArg gate = buffers[o.getGate()], up = buffers[o.getUp()];
         std::vector<PlanArg> args = {gate, up, bufferFor(o.getValues()), bufferFor(o.getScales())};
-        int64_t width = in.getDimSize(1), blocks = tokenRowBlocks(width);
+        int64_t width = in.getDimSize(1), blocks = tokenRowBlocks(width),
+                unit = rowUnit(in.getElementType(), width, {gate, up}, 2);
         // A step of one token splits the row over blocks (the GEMV path).
-        kernelStep(swigluQuantKernel(in.getElementType(), width, strideOf(gate), strideOf(up)),
-                   blocks > 1 ? P::GemmTokens : P::Tokens, 1, rowThreads(width), args);
+        kernelStep(swigluQuantKernel(in.getElementType(), width, strideOf(gate),
+                                     strideOf(up), unit),
+                   blocks > 1 ? P::GemmTokens : P::Tokens, 1,
+                   unitRowThreads(width, unit), args);
         if (blocks > 1)
           kernelStep(swigluQuantTokenKernel(in.getElementType(), width, strideOf(gate),
                                             strideOf(up), blocks),

@@ -170,6 +170,16 @@ inline std::string strideSuffix(const std::string &what, int64_t stride, int64_t
   return stride == width ? "" : "_" + what + "stride" + std::to_string(stride);
 }
 
+/// "_v<unit>" in a kernel's name where its threads load `unit` values at once.
+inline std::string unitSuffix(int64_t unit) {
+  return unit > 2 ? "_v" + std::to_string(unit) : "";
+}
+/// rowThreads of a row loaded by units of `unit` values: as many threads as
+/// rowThreads gives a row of pairs, a thread a unit.
+inline int64_t unitRowThreads(int64_t width, int64_t unit) {
+  return rowThreads(width * 2 / unit);
+}
+
 /// Blocks of kChunkThreads covering `width` elements.
 inline int64_t chunksOf(int64_t width) { return (width + kChunkThreads - 1) / kChunkThreads; }
 
@@ -187,6 +197,12 @@ private:
   using Kernel = GeneratedKernel;
   // --- kernels ---------------------------------------------------------------
   MemRefType flat(Type element) { return MemRefType::get({kFlat}, element); }
+  /// Values of `e` a row kernel's thread loads at once from rows of `width`
+  /// read through `views` (and written densely): a 16-byte unit
+  /// (vectorUnit) where every row start and view column is a multiple of
+  /// it (plan buffers start 256-byte aligned), else `fallback`.
+  int64_t rowUnit(Type e, int64_t width, ArrayRef<PlanArg> views,
+                  int64_t fallback) const;
   /// Starts kernel `name` (returns false if it exists: generate nothing).
   /// `scratchFloats` > 0 gives the kernel that many f32 of shared memory.
   /// With `waitAtStart` the kernel begins with waitForPreviousLaunch();
@@ -452,15 +468,18 @@ private:
   SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bReg, ArrayRef<Value> c);
   /// `outType`: bf16 or f32.
   Kernel gemvKernel(bool fp8, int64_t n, int64_t k, Type outType);
-  Kernel swigluKernel(Type e, int64_t width, int64_t gateStride, int64_t upStride);
+  /// `unit`: values a thread loads at once (rowUnit).
+  Kernel swigluKernel(Type e, int64_t width, int64_t gateStride,
+                      int64_t upStride, int64_t unit);
   Kernel residualKernel(TypeRange inputs, Type result, int64_t width);
   Kernel gatherRowsKernel(Type e, int64_t width);
   /// logits [rows, vocab] f32 -> tokens [rows] i32 (greedy_rows blocks).
   Kernel greedyTokensKernel(int64_t vocab);
   Kernel quantizeKernel(Type input, int64_t width);
   Kernel layerNormQuantKernel(Type input, Type normType, int64_t hidden, double eps);
+  /// `unit` (even): values a thread loads at once (rowUnit).
   Kernel swigluQuantKernel(Type e, int64_t width, int64_t gateStride,
-                                int64_t upStride);
+                           int64_t upStride, int64_t unit);
   /// swigluQuantKernel for a step of one token, its row split over
   /// `blocks` blocks (tokenRowBlocks).
   Kernel swigluQuantTokenKernel(Type e, int64_t width, int64_t gateStride, int64_t upStride,

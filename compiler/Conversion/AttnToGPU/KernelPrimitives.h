@@ -96,6 +96,46 @@ protected:
     return LLVM::IntToPtrOp::create(
         b, LLVM::LLVMPointerType::get(b.getContext(), space), address);
   }
+  /// Elements of type `e` in one 16-byte access.
+  static int64_t vectorUnit(Type e) { return 128 / e.getIntOrFloatBitWidth(); }
+  /// Elements [i, i + n) of a flat float memref as f32, in one load of n
+  /// elements (ld.global.v4 for 16 bytes): the caller guarantees that the
+  /// memref's start and i are multiples of n, so the load is aligned.
+  SmallVector<Value> loadUnit(Value mem, Value i, int64_t n) {
+    Type e = cast<MemRefType>(mem.getType()).getElementType();
+    int64_t bytes = e.getIntOrFloatBitWidth() / 8;
+    Value vec = LLVM::LoadOp::create(b, VectorType::get({n}, e),
+                                     unitPointer(mem, i, bytes), n * bytes);
+    SmallVector<Value> values;
+    for (int64_t j = 0; j < n; ++j) {
+      Value x = LLVM::ExtractElementOp::create(b, vec, i32(j));
+      values.push_back(x.getType().isF32()
+                           ? x
+                           : arith::ExtFOp::create(b, b.getF32Type(), x));
+    }
+    return values;
+  }
+  /// Stores f32 `values` at elements [i, i + n) of a flat float memref in one
+  /// store, rounded to its type; alignment as loadUnit's.
+  void storeUnit(ArrayRef<Value> values, Value mem, Value i) {
+    Type e = cast<MemRefType>(mem.getType()).getElementType();
+    int64_t n = values.size(), bytes = e.getIntOrFloatBitWidth() / 8;
+    Value vec = LLVM::PoisonOp::create(b, VectorType::get({n}, e));
+    for (int64_t j = 0; j < n; ++j) {
+      Value x = values[j].getType() == e
+                    ? values[j]
+                    : arith::TruncFOp::create(b, e, values[j]);
+      vec = LLVM::InsertElementOp::create(b, vec, x, i32(j));
+    }
+    LLVM::StoreOp::create(b, vec, unitPointer(mem, i, bytes), n * bytes);
+  }
+  /// The global-memory address of element i of a flat memref of `bytes`-byte
+  /// elements.
+  Value unitPointer(Value mem, Value i, int64_t bytes) {
+    Value offset =
+        arith::IndexCastUIOp::create(b, b.getI64Type(), mul(i, index(bytes)));
+    return pointerAt(arith::AddIOp::create(b, addressOf(mem, 64), offset), 1);
+  }
   /// Stores an f32 value into a flat memref of any float type.
   void store(Value v, Value mem, Value i) {
     Type e = cast<MemRefType>(mem.getType()).getElementType();
@@ -166,19 +206,30 @@ protected:
   /// pairs x, x + blockDim, ...; all loads are issued before any use, so a
   /// row costs one memory latency, not one per element.
   SmallVector<RowPair> loadRow(int64_t width, function_ref<Value(Value)> valueAt) {
+    return loadRowUnits(width, 2, [&](Value pair) -> SmallVector<Value> {
+      Value even = mul(pair, index(2));
+      return {valueAt(even), valueAt(add(even, index(1)))};
+    });
+  }
+  /// loadRow by units of `unit` (even) consecutive values, each from one
+  /// `unitAt(u)` (the values of unit u, elements [u unit, (u + 1) unit)):
+  /// thread x holds units x, x + blockDim, ..., as the pairs they contain.
+  SmallVector<RowPair>
+  loadRowUnits(int64_t width, int64_t unit,
+               function_ref<SmallVector<Value>(Value)> unitAt) {
     SmallVector<RowPair> row;
-    int64_t pairs = width / 2;
-    for (int64_t first = 0; first < pairs; first += blockThreads) {
-      RowPair p;
-      p.pair = add(threadId, index(first));
-      if (first + blockThreads > pairs) {
-        p.valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, p.pair, index(pairs));
-        p.pair = arith::SelectOp::create(b, p.valid, p.pair, index(0));
+    int64_t units = width / unit;
+    for (int64_t first = 0; first < units; first += blockThreads) {
+      Value u = add(threadId, index(first)), valid;
+      if (first + blockThreads > units) {
+        valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, u,
+                                      index(units));
+        u = arith::SelectOp::create(b, valid, u, index(0));
       }
-      Value even = mul(p.pair, index(2));
-      p.x0 = valueAt(even);
-      p.x1 = valueAt(add(even, index(1)));
-      row.push_back(p);
+      SmallVector<Value> xs = unitAt(u);
+      for (int64_t j = 0; j < unit / 2; ++j)
+        row.push_back({add(mul(u, index(unit / 2)), index(j)), valid, xs[2 * j],
+                       xs[2 * j + 1]});
     }
     return mapRow(row, [](Value x, Value) { return x; });
   }
@@ -236,35 +287,59 @@ protected:
     return reduceRow(mapRow(row, [&](Value x, Value) { return math::AbsFOp::create(b, x); }),
                      [&](Value x, Value y) { return arith::MaximumFOp::create(b, x, y); });
   }
-  /// Quantizes row t (held in registers) to FP8 rowwise (RowwiseFP8.h).
-  void emitRowQuantize(Value t, int64_t width, ArrayRef<RowPair> row, Value pairs,
-                       Value scales) {
-    emitQuantize(t, width, row, rowAbsMax(row), index(0),
-                 arith::CmpIOp::create(b, arith::CmpIPredicate::eq, threadId, index(0)), pairs,
-                 scales);
+  /// Quantizes row t (held in registers) to FP8 rowwise (RowwiseFP8.h);
+  /// `pairsPerStore` as emitQuantize's.
+  void emitRowQuantize(Value t, int64_t width, ArrayRef<RowPair> row,
+                       Value pairs, Value scales, int64_t pairsPerStore = 1) {
+    emitQuantize(
+        t, width, row, rowAbsMax(row), index(0),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, threadId, index(0)),
+        pairs, scales, pairsPerStore);
   }
   /// Quantizes the part of row t (of `width`) held in registers, pairs
   /// [firstPair, firstPair + the row's pairs), with the scale of `amax`, the
   /// whole row's largest magnitude; the thread where `storesScale` holds
   /// stores it. Each pair (x[2j], x[2j+1]) becomes one i16 of two e4m3 bytes
-  /// through cvt.rn.satfinite.e4m3x2.f32.
-  void emitQuantize(Value t, int64_t width, ArrayRef<RowPair> row, Value amax, Value firstPair,
-                    Value storesScale, Value pairs, Value scales) {
+  /// through cvt.rn.satfinite.e4m3x2.f32. With `pairsPerStore` > 1 (a row
+  /// from loadRowUnits with units of 2 pairsPerStore values, firstPair 0 and
+  /// width a multiple of that) a unit's pairs go out in one aligned store.
+  void emitQuantize(Value t, int64_t width, ArrayRef<RowPair> row, Value amax,
+                    Value firstPair, Value storesScale, Value pairs,
+                    Value scales, int64_t pairsPerStore = 1) {
     RowwiseScale scale = emitRowwiseScale(b, amax);
     ifThen(storesScale, [&] {
       memref::StoreOp::create(b, arith::TruncFOp::create(b, b.getF32Type(), scale.scale),
                               scales, ValueRange{t});
     });
     auto quotient = [&](Value x) { return emitScaledQuotient(b, x, scale); };
+    // cvt.rn.satfinite.e4m3x2.f32 puts its first operand in the upper byte:
+    // pass (x[2j+1], x[2j]) to store the bytes in order.
+    auto packed = [&](const RowPair &p) -> Value {
+      return NVVM::ConvertF32x2ToF8x2Op::create(
+          b, b.getI16Type(), quotient(p.x1), quotient(p.x0),
+          NVVM::FPRoundingMode::RN, NVVM::SaturationMode::SATFINITE, false,
+          Float8E4M3FNType::get(b.getContext()));
+    };
     Value rowPairs = add(mul(t, index(width / 2)), firstPair);
-    forEachPair(row, [&](const RowPair &p) {
-      // cvt.rn.satfinite.e4m3x2.f32 puts its first operand in the upper byte: pass
-      // (x[2j+1], x[2j]) to store the bytes in order.
-      Value packed = NVVM::ConvertF32x2ToF8x2Op::create(
-          b, b.getI16Type(), quotient(p.x1), quotient(p.x0), NVVM::FPRoundingMode::RN,
-          NVVM::SaturationMode::SATFINITE, false, Float8E4M3FNType::get(b.getContext()));
-      memref::StoreOp::create(b, packed, pairs, ValueRange{add(rowPairs, p.pair)});
-    });
+    for (size_t first = 0; first < row.size(); first += pairsPerStore) {
+      ArrayRef<RowPair> unit = row.slice(first, pairsPerStore);
+      auto storeUnitPairs = [&] {
+        Value at = add(rowPairs, unit[0].pair);
+        if (pairsPerStore == 1)
+          return (void)memref::StoreOp::create(b, packed(unit[0]), pairs,
+                                               ValueRange{at});
+        Value vec = LLVM::PoisonOp::create(
+            b, VectorType::get({pairsPerStore}, b.getI16Type()));
+        for (int64_t j = 0; j < pairsPerStore; ++j)
+          vec = LLVM::InsertElementOp::create(b, vec, packed(unit[j]), i32(j));
+        LLVM::StoreOp::create(b, vec, unitPointer(pairs, at, 2),
+                              2 * pairsPerStore);
+      };
+      if (unit[0].valid)
+        ifThen(unit[0].valid, storeUnitPairs);
+      else
+        storeUnitPairs();
+    }
   }
   /// The largest of `v` (a non-negative f32, the same in every thread of a
   /// block) over the `blocks` blocks of the launch along grid y, in every

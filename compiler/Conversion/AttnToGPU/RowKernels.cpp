@@ -100,24 +100,36 @@ KernelGenerator::Kernel KernelGenerator::layerNormQuantKernel(Type input, Type n
 }
 
 // SwiGLU and the FP8 quantization of its output in one kernel, quantized
-// from the f32 product (not rounded to the gate's type first).
-KernelGenerator::Kernel KernelGenerator::swigluQuantKernel(Type e, int64_t width, int64_t gateStride,
-                                               int64_t upStride) {
-  std::string name = sanitize("swiglu_quant_fp8_" + std::to_string(width) +
-                              strideSuffix("gate", gateStride, width) +
-                              strideSuffix("up", upStride, width));
+// from the f32 product (not rounded to the gate's type first). With `unit` >
+// 2 a thread loads that many consecutive gate and up values at once (16-byte
+// loads; the caller checked the alignment): one value a load left the kernel
+// at a third of the memory bandwidth.
+KernelGenerator::Kernel
+KernelGenerator::swigluQuantKernel(Type e, int64_t width, int64_t gateStride,
+                                   int64_t upStride, int64_t unit) {
+  std::string name =
+      sanitize("swiglu_quant_fp8_" + std::to_string(width) +
+               strideSuffix("gate", gateStride, width) +
+               strideSuffix("up", upStride, width) + unitSuffix(unit));
   KernelSpec spec{KernelFamily::SwiGLUQuantFP8};
   spec.strides = {gateStride, upStride, 0};
-  if (!beginKernel(name, {flat(e), flat(e), flat(b.getI16Type()), flat(b.getF32Type())},
-                   rowThreads(width), kReduceScratch))
+  if (!beginKernel(
+          name, {flat(e), flat(e), flat(b.getI16Type()), flat(b.getF32Type())},
+          unitRowThreads(width, unit), kReduceScratch))
     return {name, spec};
   Value gate = kernel.getArgument(0), up = kernel.getArgument(1);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value gateRow = mul(t, index(gateStride)), upRow = mul(t, index(upStride));
-  SmallVector<RowPair> row = loadRow(width, [&](Value d) {
-    return mulf(silu(load(gate, add(gateRow, d))), load(up, add(upRow, d)));
+  SmallVector<RowPair> row = loadRowUnits(width, unit, [&](Value u) {
+    Value d = mul(u, index(unit));
+    SmallVector<Value> g = loadUnit(gate, add(gateRow, d), unit),
+                       x = loadUnit(up, add(upRow, d), unit);
+    for (int64_t j = 0; j < unit; ++j)
+      x[j] = mulf(silu(g[j]), x[j]);
+    return x;
   });
-  emitRowQuantize(t, width, row, kernel.getArgument(2), kernel.getArgument(3));
+  emitRowQuantize(t, width, row, kernel.getArgument(2), kernel.getArgument(3),
+                  unit / 2);
   endKernel();
   return {name, spec};
 }
@@ -159,22 +171,31 @@ KernelGenerator::Kernel KernelGenerator::swigluQuantTokenKernel(Type e, int64_t 
   return {name, spec};
 }
 
-// silu(g) * u; a block per (row, chunk).
-KernelGenerator::Kernel KernelGenerator::swigluKernel(Type e, int64_t width, int64_t gateStride,
-                                          int64_t upStride) {
-  std::string name = sanitize("swiglu_" + std::to_string(width) +
-                              strideSuffix("gate", gateStride, width) +
-                              strideSuffix("up", upStride, width));
+// silu(g) * u; a block per (row, chunk of kChunkThreads units), a thread
+// per unit of `unit` consecutive values (16-byte loads and stores where the
+// caller found them aligned, else 1).
+KernelGenerator::Kernel KernelGenerator::swigluKernel(Type e, int64_t width,
+                                                      int64_t gateStride,
+                                                      int64_t upStride,
+                                                      int64_t unit) {
+  std::string name =
+      sanitize("swiglu_" + std::to_string(width) +
+               strideSuffix("gate", gateStride, width) +
+               strideSuffix("up", upStride, width) + unitSuffix(unit));
   KernelSpec spec{KernelFamily::SwiGLU};
   spec.strides = {gateStride, upStride, 0};
   if (!beginKernel(name, {flat(e), flat(e), flat(e)}, kChunkThreads, 0))
     return {name, spec};
   Value gate = kernel.getArgument(0), up = kernel.getArgument(1), out = kernel.getArgument(2);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  forChunkElement(width, [&](Value d) {
-    Value g = load(gate, add(mul(t, index(gateStride)), d));
-    Value u = load(up, add(mul(t, index(upStride)), d));
-    store(mulf(silu(g), u), out, add(mul(t, index(width)), d));
+  forChunkElement(width / unit, [&](Value u) {
+    Value d = mul(u, index(unit));
+    SmallVector<Value> g = loadUnit(gate, add(mul(t, index(gateStride)), d),
+                                    unit),
+                       x = loadUnit(up, add(mul(t, index(upStride)), d), unit);
+    for (int64_t j = 0; j < unit; ++j)
+      x[j] = mulf(silu(g[j]), x[j]);
+    storeUnit(x, out, add(mul(t, index(width)), d));
   });
   endKernel();
   return {name, spec};
