@@ -13,11 +13,13 @@ namespace mlir::cohere2c::attn_to_gpu {
 // Writes K (rotated on RoPE layers) and V of each token into its block of
 // the paged cache (layout: kvRowOffset). On RoPE layers it also writes the
 // token's q rotated, rounded to e, into q_rotated [tokens, heads x hd]: a
-// token's q and k share its position, so a thread's angle serves the pair
-// of q and the pair of k with the same index, and the attention kernels read
-// q as it is (one rotation per token and head, not one per block or warp
-// that reads it). A block per (token, chunk of feature pairs of q on RoPE
-// layers, of K otherwise).
+// token's q and k share its position, and the attention kernels read q as
+// it is (one rotation per token and head, not one per block or warp that
+// reads it). On RoPE layers a block per token and a thread per pair index m
+// of a head (kvAppendThreads): the angle of (position, m), f64 arithmetic,
+// serves pair m of every q and k head of the token (computed once a head,
+// it took most of the kernel's time). Otherwise a block per (token, chunk of
+// K's feature pairs).
 KernelGenerator::Kernel KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
                                             int64_t groupLayers, int64_t kStride,
                                             int64_t vStride, int64_t qStride) {
@@ -39,7 +41,7 @@ KernelGenerator::Kernel KernelGenerator::kvAppendKernel(Type e, attn::AttentionO
                             flat(e), i64,     i64,       i64};
   if (rope)
     args.append({flat(e), flat(e)});
-  if (!beginKernel(name, args, kChunkThreads, 0))
+  if (!beginKernel(name, args, kvAppendThreads(rope != nullptr, hd), 0))
     return {name, spec};
   Value k = kernel.getArgument(0), v = kernel.getArgument(1);
   Value positions = kernel.getArgument(2), seqs = kernel.getArgument(3);
@@ -78,16 +80,17 @@ KernelGenerator::Kernel KernelGenerator::kvAppendKernel(Type e, attn::AttentionO
     store(r0, dst, add(dstRow, even));
     store(r1, dst, add(dstRow, odd));
   };
-  forChunkElement(heads * hd / 2, [&](Value i) {
-    Value even = mul(i, index(2));
-    auto [c, sn] = emitRotaryCosSin(b, theta, hd, p32, arith::RemUIOp::create(b, i, index(hd / 2)));
-    rotate(q, mul(t, index(qStride)), qRotated, mul(t, index(heads * hd)), even, c, sn);
-    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, i, index(kvWidth / 2)), [&] {
+  auto [c, sn] = emitRotaryCosSin(b, theta, hd, p32, threadId);
+  Value qRow = mul(t, index(qStride)), qOutRow = mul(t, index(heads * hd));
+  for (int64_t h = 0; h < heads; ++h) {
+    Value even = add(index(h * hd), mul(threadId, index(2)));
+    rotate(q, qRow, qRotated, qOutRow, even, c, sn);
+    if (h < kvHeads) {
       copy(v, vRow, vBase, even);
       copy(v, vRow, vBase, add(even, index(1)));
       rotate(k, kRow, pool, kBase, even, c, sn);
-    });
-  });
+    }
+  }
   endKernel();
   return {name, spec};
 }

@@ -263,9 +263,10 @@ LogicalResult KernelGenerator::lowerAttention(attn::AttentionOp o) {
     appendArgs.push_back(q);
     appendArgs.push_back(buffer(allocate(heads * hd, e)));
   }
-  kernelStep(kvAppendKernel(e, o, layers, strideOf(k), strideOf(v), strideOf(q)),
-             StepParam::Tokens, chunksOf((rope ? heads : o.getNumKvHeads()) * hd / 2),
-             kChunkThreads, appendArgs);
+  kernelStep(
+      kvAppendKernel(e, o, layers, strideOf(k), strideOf(v), strideOf(q)),
+      StepParam::Tokens, rope ? 1 : chunksOf(o.getNumKvHeads() * hd / 2),
+      kvAppendThreads(rope, hd), appendArgs);
   if (rope)
     q = appendArgs.back();
   // bf16: generated tokens take the tensor-core decode kernel (a block per

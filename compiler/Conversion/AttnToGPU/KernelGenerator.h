@@ -180,6 +180,11 @@ inline int64_t unitRowThreads(int64_t width, int64_t unit) {
   return rowThreads(width * 2 / unit);
 }
 
+/// Threads of a KV append block: a pair index of a head each on RoPE
+/// layers (hd / 2), kChunkThreads otherwise.
+inline int64_t kvAppendThreads(bool rope, int64_t hd) {
+  return rope ? hd / 2 : kChunkThreads;
+}
 /// Blocks of kChunkThreads covering `width` elements.
 inline int64_t chunksOf(int64_t width) { return (width + kChunkThreads - 1) / kChunkThreads; }
 
