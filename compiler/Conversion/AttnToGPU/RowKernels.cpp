@@ -120,10 +120,16 @@ KernelGenerator::swigluQuantKernel(Type e, int64_t width, int64_t gateStride,
   Value gate = kernel.getArgument(0), up = kernel.getArgument(1);
   Value t = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value gateRow = mul(t, index(gateStride)), upRow = mul(t, index(upStride));
+  // Pairs (unit 2) may be unaligned for a 4-byte load: one value a load.
+  auto values = [&](Value mem, Value at) -> SmallVector<Value> {
+    if (unit > 2)
+      return loadUnit(mem, at, unit);
+    return {load(mem, at), load(mem, add(at, index(1)))};
+  };
   SmallVector<RowPair> row = loadRowUnits(width, unit, [&](Value u) {
     Value d = mul(u, index(unit));
-    SmallVector<Value> g = loadUnit(gate, add(gateRow, d), unit),
-                       x = loadUnit(up, add(upRow, d), unit);
+    SmallVector<Value> g = values(gate, add(gateRow, d)),
+                       x = values(up, add(upRow, d));
     for (int64_t j = 0; j < unit; ++j)
       x[j] = mulf(silu(g[j]), x[j]);
     return x;
