@@ -175,7 +175,9 @@ inline std::string unitSuffix(int64_t unit) {
   return unit > 2 ? "_v" + std::to_string(unit) : "";
 }
 /// rowThreads of a row loaded by units of `unit` values: as many threads as
-/// rowThreads gives a row of pairs, a thread a unit.
+/// rowThreads gives a row of pairs, a thread a unit; so a thread holds up to
+/// unit / 2 times rowThreads' 8 pairs (14,336 values: 256 threads of 56,
+/// no spills), loaded by as many loads as before.
 inline int64_t unitRowThreads(int64_t width, int64_t unit) {
   return rowThreads(width * 2 / unit);
 }
@@ -183,6 +185,7 @@ inline int64_t unitRowThreads(int64_t width, int64_t unit) {
 /// Threads of a KV append block: a pair index of a head each on RoPE
 /// layers (hd / 2), kChunkThreads otherwise.
 inline int64_t kvAppendThreads(bool rope, int64_t hd) {
+  assert(hd / 2 <= 1024 && "a block has at most 1024 threads");
   return rope ? hd / 2 : kChunkThreads;
 }
 /// Blocks of kChunkThreads covering `width` elements.

@@ -100,7 +100,8 @@ protected:
   static int64_t vectorUnit(Type e) { return 128 / e.getIntOrFloatBitWidth(); }
   /// Elements [i, i + n) of a flat float memref as f32, in one load of n
   /// elements (ld.global.v4 for 16 bytes): the caller guarantees that the
-  /// memref's start and i are multiples of n, so the load is aligned.
+  /// memref's start address is a multiple of n element sizes and i a
+  /// multiple of n, so the load is aligned.
   SmallVector<Value> loadUnit(Value mem, Value i, int64_t n) {
     Type e = cast<MemRefType>(mem.getType()).getElementType();
     int64_t bytes = e.getIntOrFloatBitWidth() / 8;
@@ -322,23 +323,25 @@ protected:
     };
     Value rowPairs = add(mul(t, index(width / 2)), firstPair);
     for (size_t first = 0; first < row.size(); first += pairsPerStore) {
-      ArrayRef<RowPair> unit = row.slice(first, pairsPerStore);
-      auto storeUnitPairs = [&] {
-        Value at = add(rowPairs, unit[0].pair);
-        if (pairsPerStore == 1)
-          return (void)memref::StoreOp::create(b, packed(unit[0]), pairs,
-                                               ValueRange{at});
-        Value vec = LLVM::PoisonOp::create(
-            b, VectorType::get({pairsPerStore}, b.getI16Type()));
-        for (int64_t j = 0; j < pairsPerStore; ++j)
-          vec = LLVM::InsertElementOp::create(b, vec, packed(unit[j]), i32(j));
-        LLVM::StoreOp::create(b, vec, unitPointer(pairs, at, 2),
-                              2 * pairsPerStore);
+      ArrayRef<RowPair> stored = row.slice(first, pairsPerStore);
+      auto storePairs = [&] {
+        Value at = add(rowPairs, stored[0].pair);
+        if (pairsPerStore == 1) {
+          memref::StoreOp::create(b, packed(stored[0]), pairs, ValueRange{at});
+        } else {
+          Value vec = LLVM::PoisonOp::create(
+              b, VectorType::get({pairsPerStore}, b.getI16Type()));
+          for (int64_t j = 0; j < pairsPerStore; ++j)
+            vec = LLVM::InsertElementOp::create(b, vec, packed(stored[j]),
+                                                i32(j));
+          LLVM::StoreOp::create(b, vec, unitPointer(pairs, at, 2),
+                                2 * pairsPerStore);
+        }
       };
-      if (unit[0].valid)
-        ifThen(unit[0].valid, storeUnitPairs);
+      if (stored[0].valid)
+        ifThen(stored[0].valid, storePairs);
       else
-        storeUnitPairs();
+        storePairs();
     }
   }
   /// The largest of `v` (a non-negative f32, the same in every thread of a

@@ -129,10 +129,10 @@ KernelGenerator::swigluQuantKernel(Type e, int64_t width, int64_t gateStride,
   SmallVector<RowPair> row = loadRowUnits(width, unit, [&](Value u) {
     Value d = mul(u, index(unit));
     SmallVector<Value> g = values(gate, add(gateRow, d)),
-                       x = values(up, add(upRow, d));
+                       upValues = values(up, add(upRow, d)), product;
     for (int64_t j = 0; j < unit; ++j)
-      x[j] = mulf(silu(g[j]), x[j]);
-    return x;
+      product.push_back(mulf(silu(g[j]), upValues[j]));
+    return product;
   });
   emitRowQuantize(t, width, row, kernel.getArgument(2), kernel.getArgument(3),
                   unit / 2);
@@ -198,10 +198,12 @@ KernelGenerator::Kernel KernelGenerator::swigluKernel(Type e, int64_t width,
     Value d = mul(u, index(unit));
     SmallVector<Value> g = loadUnit(gate, add(mul(t, index(gateStride)), d),
                                     unit),
-                       x = loadUnit(up, add(mul(t, index(upStride)), d), unit);
+                       upValues =
+                           loadUnit(up, add(mul(t, index(upStride)), d), unit),
+                       product;
     for (int64_t j = 0; j < unit; ++j)
-      x[j] = mulf(silu(g[j]), x[j]);
-    storeUnit(x, out, add(mul(t, index(width)), d));
+      product.push_back(mulf(silu(g[j]), upValues[j]));
+    storeUnit(product, out, add(mul(t, index(width)), d));
   });
   endKernel();
   return {name, spec};
