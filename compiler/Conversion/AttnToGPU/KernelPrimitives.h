@@ -76,11 +76,19 @@ protected:
     Value first = divu(base, chunk);
     for (int64_t v = 0; v < count / chunk; ++v) {
       Value vec = memref::LoadOp::create(b, mem, ValueRange{add(first, index(v))});
-      for (int64_t i = 0; i < chunk; ++i) {
-        Value e = LLVM::ExtractElementOp::create(
-            b, vec, arith::ConstantIntOp::create(b, i, 32).getResult());
-        values.push_back(e.getType().isF32() ? e : arith::ExtFOp::create(b, b.getF32Type(), e));
-      }
+      llvm::append_range(values, widenedElements(vec));
+    }
+    return values;
+  }
+  /// The elements of a vector of floats, each as f32.
+  SmallVector<Value> widenedElements(Value vec) {
+    SmallVector<Value> values;
+    for (int64_t i = 0; i < cast<VectorType>(vec.getType()).getNumElements();
+         ++i) {
+      Value e = LLVM::ExtractElementOp::create(b, vec, i32(i));
+      values.push_back(e.getType().isF32()
+                           ? e
+                           : arith::ExtFOp::create(b, b.getF32Type(), e));
     }
     return values;
   }
@@ -105,16 +113,8 @@ protected:
   SmallVector<Value> loadUnit(Value mem, Value i, int64_t n) {
     Type e = cast<MemRefType>(mem.getType()).getElementType();
     int64_t bytes = e.getIntOrFloatBitWidth() / 8;
-    Value vec = LLVM::LoadOp::create(b, VectorType::get({n}, e),
-                                     unitPointer(mem, i, bytes), n * bytes);
-    SmallVector<Value> values;
-    for (int64_t j = 0; j < n; ++j) {
-      Value x = LLVM::ExtractElementOp::create(b, vec, i32(j));
-      values.push_back(x.getType().isF32()
-                           ? x
-                           : arith::ExtFOp::create(b, b.getF32Type(), x));
-    }
-    return values;
+    return widenedElements(LLVM::LoadOp::create(
+        b, VectorType::get({n}, e), unitPointer(mem, i, bytes), n * bytes));
   }
   /// Stores f32 `values` at elements [i, i + n) of a flat float memref in one
   /// store, rounded to its type; alignment as loadUnit's.
