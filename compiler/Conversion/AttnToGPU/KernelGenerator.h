@@ -394,7 +394,8 @@ private:
     PagedPool paged;
     Value q, positions, seqs, out, partial, generated, splits;
     // Shared memory: two buffers of a key tile, each its K, then its V, in
-    // wgmma's canonical layout without swizzle (coreOffset). Its address
+    // wgmma's canonical layout without swizzle: the 8x8 core matrix of
+    // keys 8 i.., units j.. at i keyGroupBytes() + 128 j. Its address
     // (i32, shared state space); the pool's (i64, global).
     Value tile, tileAddress, poolAddress;
     // The tile's first token, the block's split, KV head and query head,

@@ -124,8 +124,8 @@ void KernelGenerator::prefillLaneRows(PrefillBlock &k, int64_t group,
   k.tileBase = mul(tile, index(kPrefillTileTokens));
   k.split = arith::RemUIOp::create(b, blockX, k.splits);
   k.kvh = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-  // Warps past the group's heads pad it to a warpgroup: they compute a
-  // head's rows again and store nothing.
+  // Warps past the group's heads pad it to a warpgroup: they take part in
+  // its wgmma with a head's rows, all of them masked, and store nothing.
   Value warp = divu(threadId, kWarp);
   Value queryWarp = cmp(arith::CmpIPredicate::ult, warp, index(group));
   k.h = add(mul(k.kvh, index(group)), remu(warp, group));
@@ -323,8 +323,8 @@ ValueRange KernelGenerator::prefillKeyTiles(const PrefillBlock &k,
   return keys.getResults().take_front(stateSize);
 }
 
-// Thread t copies unit t % keyQuads of keys t / keyQuads + i keysPerRound,
-// so consecutive threads copy consecutive 16 bytes of a row.
+// Thread t copies unit copyUnit of keys copyKey + i keysPerRound into the
+// core matrix (key / 8, unit) of the buffer's K and of its V.
 void KernelGenerator::prefillCopyTile(const PrefillBlock &k,
                                       const PrefillRun &run, Value kt,
                                       ArrayRef<Value> cursor, Value buffer) {
@@ -378,8 +378,8 @@ KernelGenerator::prefillScores(const PrefillBlock &k, const PrefillRun &run,
                                ArrayRef<SmallVector<Value>> qFrag, Value kt,
                                Value kAddress) {
   Value minusInf = f32(-std::numeric_limits<float>::infinity());
-  // S = Q K^T for keys kt + 8 nb + [0, 8): this lane's B column is key
-  // kt + 8 nb + g; its C columns are keys kt + 8 nb + 2c + {0, 1}.
+  // S = Q K^T: this lane's C columns of fragment nb are keys
+  // kt + 8 nb + 2c + {0, 1}.
   // K as wgmma's B, K-major: core matrix (8 keys, 8 features) at
   // (key / 8) keyGroupBytes + (feature / 8) 128, so a step of 16 features
   // moves 256 bytes.

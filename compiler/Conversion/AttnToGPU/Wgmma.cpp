@@ -64,7 +64,8 @@ SmallVector<Value> KernelGenerator::wgmmaChain(ArrayRef<SmallVector<Value>> a,
          (!accumulate || (int64_t)accumulators.size() == count));
   std::string constraints;
   SmallVector<Value> operands;
-  appendConstraints(constraints, "=f", count);
+  // Early-clobber: the outputs are written before every input is read.
+  appendConstraints(constraints, accumulate ? "=f" : "=&f", count);
   if (accumulate) {
     for (int64_t i = 0; i < count; ++i)
       appendConstraints(constraints, std::to_string(i), 1);
