@@ -308,11 +308,10 @@ LogicalResult KernelGenerator::lowerAttention(attn::AttentionOp o) {
   PlanArg promptPartial =
       buffer(allocate(heads * (hd + 2), f32, StepParam::PrefillPartials));
   PlanArg generated = input(PlanInput::Generated), prefillSplits = param(StepParam::PrefillSplits);
-  kernelStep(
-      prefillAttentionKernel(o, layers, strideOf(q)), StepParam::PrefillBlocks,
-      o.getNumKvHeads(), prefillWarps(queriesPerKv) * kWarp,
-      {q, positions, seqs, tables, pool, out, slot, bs, width,
-       param(StepParam::Tokens), prefillSplits, promptPartial, generated});
+  kernelStep(prefillAttentionKernel(o, layers, strideOf(q)), StepParam::PrefillBlocks,
+             o.getNumKvHeads(), queriesPerKv * kWarp,
+             {q, positions, seqs, tables, pool, out, slot, bs, width, param(StepParam::Tokens),
+              prefillSplits, promptPartial, generated});
   kernelStep(attentionMergeKernel(e, heads, hd, KernelRows::Prompt),
              StepParam::PrefillMergeTokens, heads, hd,
              {promptPartial, out, prefillSplits, generated});

@@ -64,28 +64,21 @@ inline constexpr int64_t kDecodeKeyTile = 16;       // decode attention on tenso
 inline constexpr int64_t kDecodeBlocksPerSM = 8;    // ... (one warp each) and its register bound
 inline constexpr int64_t kKeySubgroups = kWarp / kKeyLanes;
 // Prefill attention: warps an SM that ptxas's register bound makes room for
-// (168 registers a thread: 3 blocks of Command R7B's 4 warps).
+// (168 registers a thread: 3 blocks of Command R7B's 4 warps, where 2 fit at
+// the 238 it takes unbounded).
 inline constexpr int64_t kPrefillWarpsPerSM = 12;
-/// Warps of a prefill attention block: one per query head of a KV head's
-/// group, rounded up to whole warpgroups (4 warps), wgmma's unit.
-inline int64_t prefillWarps(int64_t queriesPerKv) {
-  return (queriesPerKv + 3) / 4 * 4;
-}
 /// Bytes of one of the prefill attention kernel's two shared buffers: a key
-/// tile's K, then its V (bf16).
+/// tile's K and V rows, each row padded by one 16-byte unit.
 inline int64_t prefillBufferBytes(int64_t hd) {
-  return 2 * kPrefillKeyTile * hd * 2;
+  return 2 * kPrefillKeyTile * (hd / 8 + 1) * 16;
 }
 /// Static shared memory a kernel may declare (48 KiB; more takes dynamic
 /// shared memory and an opt-in).
 inline constexpr int64_t kStaticSharedBytes = 48 * 1024;
-/// Whether the prefill attention kernel takes head_dim: whole wgmma k steps
-/// (16 features), and a copy round of a warpgroup covering 8 whole keys
-/// (head_dim dividing 128: 16, 32, 64 or 128), whose two buffers then fit
-/// static shared memory.
+/// Whether the prefill attention kernel's two buffers fit static shared
+/// memory: head_dim up to 128 (up to 184 in multiples of 8).
 inline bool prefillFits(int64_t hd) {
-  return hd % 16 == 0 && 128 % hd == 0 &&
-         2 * prefillBufferBytes(hd) <= kStaticSharedBytes;
+  return 2 * prefillBufferBytes(hd) <= kStaticSharedBytes;
 }
 inline constexpr int64_t kGemvWarps = 8; // one-token linear layers: warps per block
 inline constexpr int64_t kGreedyThreads = 1024; // greedy tokens: threads per logits row
@@ -389,22 +382,20 @@ private:
   struct PrefillBlock {
     std::optional<int64_t> window;
     int64_t heads = 0, hd = 0, qStride = 0, threads = 0;
-    // 16-byte units of a key's K (or V) row.
-    int64_t keyQuads = 0;
+    // 16-byte units of a key's K (or V) row, and of its row in shared memory.
+    int64_t keyQuads = 0, rowQuads = 0;
     PagedPool paged;
     Value q, positions, seqs, out, partial, generated, splits;
-    // Shared memory: two buffers of a key tile, each its K, then its V, in
-    // wgmma's canonical layout without swizzle: the 8x8 core matrix of
-    // keys 8 i.., units j.. at i keyGroupBytes() + 128 j. Its address
-    // (i32, shared state space); the pool's (i64, global).
+    // Shared memory: two buffers of a key tile, each its K rows, then its V
+    // rows (rowQuads units each). Its address (i32, shared state space);
+    // the pool's (i64, global).
     Value tile, tileAddress, poolAddress;
     // The tile's first token, the block's split, KV head and query head,
     // the fragment coordinates g = lane / 4 and c = lane % 4, and how many
     // of the step's tokens the tile holds.
     Value tileBase, split, kvh, h, g, c, rowsInTile;
     // This lane's rows g and g + 8: the row, whether it is stored (a prompt
-    // token of the step, and a warp of a query head rather than one that
-    // pads the group to a warpgroup), its token and position.
+    // token of the step), its token and position.
     Value row[2], valid[2], token[2], pos[2];
     // The keys of a tile this thread copies, copyKey + i keysPerRound() in
     // round i, and its 16-byte unit of each; the (table index, slot) cursor
@@ -417,8 +408,6 @@ private:
       return (kPrefillKeyTile + keysPerRound() - 1) / keysPerRound();
     }
     int64_t bufferBytes() const { return prefillBufferBytes(hd); }
-    /// Bytes from one 8-key group's core matrices to the next's.
-    int64_t keyGroupBytes() const { return keyQuads * 128; }
   };
   /// A run of the tile's rows of one sequence, and the keys its split reads.
   struct PrefillRun {
@@ -448,16 +437,10 @@ private:
                        ArrayRef<Value> cursor, Value buffer);
   /// S = Q K^T of key tile kt (raw scores, masked to -inf where a row does
   /// not see a key): a C fragment per 8 keys. `kAddress`: the shared
-  /// address of the buffer's K.
+  /// address of this lane's ldmatrix row among the buffer's K rows.
   SmallVector<SmallVector<Value>>
   prefillScores(const PrefillBlock &k, const PrefillRun &run,
                 ArrayRef<SmallVector<Value>> qFrag, Value kt, Value kAddress);
-  /// O += P V over the tile's keys by wgmma, P as C fragments (one per 8
-  /// keys) and O as C fragments (one per 8 features); `vAddress`: the
-  /// shared address of the buffer's V.
-  SmallVector<Value> prefillAccumulatePV(const PrefillBlock &k,
-                                         ArrayRef<SmallVector<Value>> pTile,
-                                         Value vAddress, ArrayRef<Value> o);
   /// The online softmax step over S as C fragments (state: m[2], l[2] of
   /// this lane's rows g and g + 8, then O): turns S into P in place, returns
   /// the state rescaled. P = 2^(S log2Scale - m log2Scale): scores already
@@ -491,26 +474,6 @@ private:
   Value highHalves(Value lo, Value hi);
   /// d = a b + c for one m16n8k16 tile (bf16 operands); c and the result as 4 f32.
   SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bReg, ArrayRef<Value> c);
-  // Hopper's warpgroup MMA (Wgmma.cpp).
-  /// The descriptor of a shared-memory wgmma operand in the canonical
-  /// layout without swizzle from `address` (i32, shared state space): 8x8
-  /// core matrices of 16-bit elements, 8 rows of 16 contiguous bytes,
-  /// `leadingBytes` apart along K and `strideBytes` apart along M or N (both
-  /// multiples of 16; PTX ISA, "Matrix Descriptor Format"). A row of a core
-  /// matrix is 8 K values (K-major) or 8 M or N values (transposed B).
-  Value wgmmaDescriptor(Value address, int64_t leadingBytes,
-                        int64_t strideBytes);
-  /// D = sum_i A_i B_i (+ `accumulators` when given) over m64nNk16 wgmma
-  /// steps, issued, committed and waited for in one block of inline PTX:
-  /// a[i] the 4 A registers (bf16 pairs) of this thread, bDescriptors[i]
-  /// B's descriptor (transposed: B stored N-major). Returns the thread's N / 2
-  /// f32 accumulators. Every thread of the warpgroup must reach it.
-  SmallVector<Value> wgmmaChain(ArrayRef<SmallVector<Value>> a,
-                                ArrayRef<Value> bDescriptors, int64_t n,
-                                bool transposeB, ArrayRef<Value> accumulators);
-  /// Orders this thread's earlier writes to shared memory (cp.async's
-  /// included) before wgmma's reads, which go through the async proxy.
-  void fenceSharedForAsyncProxy();
   /// `outType`: bf16 or f32.
   Kernel gemvKernel(bool fp8, int64_t n, int64_t k, Type outType);
   /// `unit`: values a thread loads at once (rowUnit).
