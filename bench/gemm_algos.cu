@@ -175,7 +175,7 @@ int main(int argc, char **argv) {
   bool splitK = argc > 1 && std::string(argv[1]) == "--split-k";
   // Command R7B: hidden 4096, intermediate 14336, 32 + 2 x 8 heads of 128, vocabulary 256000.
   std::vector<Shape> shapes;
-  for (int m : {1, 64, 256, 512, 8192}) {
+  for (int m : {1, 64, 256, 512, 2048, 8192}) {
     shapes.push_back({"qkv_gate_up fp8", m, 34816, 4096, true, CUDA_R_16BF});
     shapes.push_back({"o_down fp8 f32 out", m, 4096, 18432, true, CUDA_R_32F});
     shapes.push_back({"qkv_gate_up bf16", m, 34816, 4096, false, CUDA_R_16BF});

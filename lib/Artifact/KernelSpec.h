@@ -47,8 +47,8 @@ namespace cohere2c {
 ///                       block_size, table_width, tokens, splits, partials,
 ///                       generated: tensor-core tiles
 ///   AttentionMerge      partials, out, splits[, generated_rows | generated]
-///   Gemv, GemvFP8       x[, x_scales], w[, w_scales], out: one token's
-///                       linear layer
+///   Gemv, GemvFP8       x[, x_scales], w[, w_scales][, addend], out: one
+///                       token's linear layer, plus the f32 addend (addend)
 ///   RandomUniform       out, count, seed, first, scale, offset: seeded random
 ///                       weights (RandomWeights.h), f32 or bf16 (outF32)
 ///   RandomUniformFP8    values, scales, cols, seed, first, scale: seeded
@@ -89,6 +89,9 @@ struct KernelSpec {
   int64_t window = 0;
   /// Gemv, GemvFP8, RandomUniform: the output is f32 (else bf16).
   bool outF32 = false;
+  /// Gemv, GemvFP8: an f32 row is added to the product before it is stored
+  /// (a projection summed into the residual stream; it may be out itself).
+  bool addend = false;
   /// The blocks of a launch wait for each other (a grid-wide barrier:
   /// SwiGLUQuantFP8 at one token takes the row's amax over its blocks), so
   /// all of them must be resident on the device at once: the runtime
@@ -101,8 +104,8 @@ struct KernelSpec {
 
   bool operator==(const KernelSpec &o) const {
     return family == o.family && rows == o.rows && rope == o.rope &&
-           window == o.window && outF32 == o.outF32 && gridSync == o.gridSync &&
-           strides == o.strides;
+           window == o.window && outF32 == o.outF32 && addend == o.addend &&
+           gridSync == o.gridSync && strides == o.strides;
   }
 };
 

@@ -69,6 +69,7 @@ json specToJson(const KernelSpec &spec) {
           {"rope", spec.rope},
           {"window", spec.window},
           {"out_f32", spec.outF32},
+          {"addend", spec.addend},
           {"grid_sync", spec.gridSync},
           {"strides", spec.strides}};
 }
@@ -79,8 +80,9 @@ std::optional<KernelSpec> specFromJson(const json &j) {
   const json &strides = at("strides");
   if (!at("family").is_string() || !at("rows").is_string() ||
       !at("rope").is_boolean() || !at("window").is_number_integer() ||
-      !at("out_f32").is_boolean() || !at("grid_sync").is_boolean() ||
-      !strides.is_array() || strides.size() != KernelSpec().strides.size())
+      !at("out_f32").is_boolean() || !at("addend").is_boolean() ||
+      !at("grid_sync").is_boolean() || !strides.is_array() ||
+      strides.size() != KernelSpec().strides.size())
     return std::nullopt;
   std::optional<KernelFamily> family = kernelFamilyNamed(at("family").get<std::string>());
   std::optional<KernelRows> rows = kernelRowsNamed(at("rows").get<std::string>());
@@ -91,6 +93,7 @@ std::optional<KernelSpec> specFromJson(const json &j) {
                   at("rope").get<bool>(),
                   at("window").get<int64_t>(),
                   at("out_f32").get<bool>(),
+                  at("addend").get<bool>(),
                   at("grid_sync").get<bool>()};
   for (size_t i = 0; i < strides.size(); ++i) {
     if (!strides[i].is_number_integer() || strides[i].get<int64_t>() < 0)
@@ -141,6 +144,7 @@ std::string LaunchPlan::toJson() const {
                             {"n", s.n},
                             {"k", s.k},
                             {"alpha", s.alpha},
+                            {"plus", s.plus},
                             {"args", args}});
   }
   return j.dump();
@@ -257,12 +261,15 @@ StatusOr<LaunchPlan> LaunchPlan::parse(const std::string &text,
       if (!field(s, "weight").is_string() ||
           !field(s, "weight_scale").is_string() || !field(s, "m").is_string() ||
           !field(s, "n").is_number_integer() ||
-          !field(s, "k").is_number_integer() || !field(s, "alpha").is_number())
+          !field(s, "k").is_number_integer() ||
+          !field(s, "alpha").is_number() || !field(s, "plus").is_boolean())
         return bad("gemm step " + jsonExcerpt(s));
       step.kind = PlanStep::Kind::Gemm;
       step.weight = field(s, "weight");
       step.weightScale = field(s, "weight_scale");
-      if (step.args.size() != (step.weightScale.empty() ? 2u : 3u))
+      step.plus = field(s, "plus");
+      if (step.args.size() !=
+          (step.weightScale.empty() ? 2u : 3u) + (step.plus ? 1u : 0u))
         return bad("gemm step arguments " + jsonExcerpt(s));
       std::optional<StepParam> m = param(field(s, "m"));
       if (!m)
@@ -405,9 +412,18 @@ Status LaunchPlan::check(const WeightLayout &weights, int64_t kvGroups,
     if (!(s.args[1].kind == PlanArg::Kind::Input && s.args[1].input == PlanInput::Logits))
       if (Status status = operand(s.args[1], s.n, "output c"); !status.ok())
         return status;
-    if (s.args.size() > 2)
+    if (!s.weightScale.empty())
       if (Status status = operand(s.args[2], 1, "input scales"); !status.ok())
         return status;
+    if (s.plus) {
+      const PlanArg &addend = s.args.back();
+      if (Status status = operand(addend, s.n, "addend"); !status.ok())
+        return status;
+      if (s.args[1].kind != PlanArg::Kind::Buffer ||
+          named.at(addend.name)->dtype != named.at(s.args[1].name)->dtype)
+        return bad("the GEMM of " + s.weight + ": its addend " +
+                   argName(addend) + " must be of the dtype of its output c");
+    }
     // A merged GEMM's weight spans the entries after the one it names.
     const WeightEntry *w = weights.find(s.weight);
     const WeightEntry *scales = s.weightScale.empty() ? nullptr : weights.find(s.weightScale);

@@ -139,10 +139,13 @@ struct PlanStep {
   // FP8 rowwise GEMM when weightScale names the weight's per-output-channel
   // scales: a is e4m3 with per-token scales args[2], c[m, n] = alpha *
   // a_scale[m] * w_scale[n] * sum_k a[m, k] w[n, k].
+  // plus: the last argument is an addend [m, n] of c's dtype, added to the
+  // product (cuBLASLt's beta = 1); it may be c itself.
   std::string weight, weightScale;
   StepParam m = StepParam::Tokens;
   int64_t n = 0, k = 0;
   double alpha = 1.0;
+  bool plus = false;
 };
 
 struct LaunchPlan {

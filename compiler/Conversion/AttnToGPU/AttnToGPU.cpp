@@ -131,6 +131,31 @@ std::vector<SmallVector<Operation *>> mergeableLinears(ModuleOp module, Block &b
   return groups;
 }
 
+/// Residual sums x + l_1 + ... + l_n whose every summand but the first is a
+/// linear layer of its own that nothing else reads, with the sum's f32
+/// type (Cohere2's o and down projections): the sum -> those layers, in
+/// program order. Their GEMMs add into the sum's buffer in the epilogue
+/// (cuBLASLt's beta = 1), so the sum needs no kernel and its summands no
+/// buffers.
+DenseMap<Operation *, SmallVector<Operation *>>
+foldedSummands(Block &body, const DenseMap<Operation *, Operation *> &merged) {
+  DenseMap<Operation *, SmallVector<Operation *>> folded;
+  for (auto sum : body.getOps<attn::ResidualSumOp>()) {
+    SmallVector<Operation *> summands;
+    for (Value v : sum.getInputs().drop_front()) {
+      Operation *def = v.getDefiningOp();
+      if (def && isa<attn::LinearOp, attn::FP8LinearOp>(def) &&
+          !merged.count(def) && v.hasOneUse() && v.getType() == sum.getType())
+        summands.push_back(def);
+    }
+    if (sum.getInputs().size() > 1 &&
+        summands.size() == sum.getInputs().size() - 1 &&
+        sum.getInputs().front().getType() == sum.getType())
+      folded[sum] = summands;
+  }
+  return folded;
+}
+
 } // namespace
 
 namespace {
@@ -170,6 +195,11 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
       merged[op] = first;
     mergedAt[first] = std::move(group);
   }
+  DenseMap<Operation *, SmallVector<Operation *>> folded =
+      foldedSummands(body, merged);
+  DenseSet<Operation *> summands; // lowered with their sum
+  for (auto &[sum, layers] : folded)
+    summands.insert(layers.begin(), layers.end());
   for (Operation &op : body) {
     if (isa<func::ReturnOp>(op))
       break;
@@ -177,6 +207,10 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
     if (merged.count(&op)) {
       if (mergedAt.count(&op))
         lowerLinears(mergedAt[&op]);
+    } else if (folded.count(&op)) {
+      lowerFoldedSum(cast<attn::ResidualSumOp>(op), folded[&op]);
+    } else if (summands.count(&op)) {
+      continue;
     } else if (failed(lowerOp(op))) {
       return failure();
     }
@@ -185,7 +219,23 @@ LogicalResult KernelGenerator::run(func::FuncOp step) {
   return success();
 }
 
-void KernelGenerator::lowerLinears(ArrayRef<Operation *> group) {
+void KernelGenerator::lowerFoldedSum(attn::ResidualSumOp op,
+                                     ArrayRef<Operation *> summands) {
+  // The last layer in program order first, adding the sum's first input:
+  // in Cohere2 that is the MLP's down projection, whose branch runs on the
+  // side stream (plan-assign-streams), and the o projection, adding into
+  // the same buffer, joins it.
+  PlanArg out = bufferFor(op.getResult());
+  PlanArg addend = buffers[op.getInputs().front()];
+  for (Operation *layer : llvm::reverse(summands)) {
+    lowerLinears(layer, Summand{addend, out});
+    addend = out;
+  }
+}
+
+void KernelGenerator::lowerLinears(ArrayRef<Operation *> group,
+                                   std::optional<Summand> sum) {
+  assert((!sum || group.size() == 1) && "only a single layer adds into a sum");
   Value input = group[0]->getOperand(0);
   auto widthOf = [](Operation *op) {
     return cast<RankedTensorType>(op->getResult(0).getType()).getDimSize(1);
@@ -195,7 +245,9 @@ void KernelGenerator::lowerLinears(ArrayRef<Operation *> group) {
     n += widthOf(op);
   Type outType = elementOf(group[0]->getResult(0));
   PlanArg out;
-  if (group.size() == 1) {
+  if (sum) {
+    out = sum->out;
+  } else if (group.size() == 1) {
     out = bufferFor(group[0]->getResult(0));
   } else {
     out = buffer(allocate(n, outType));
@@ -217,25 +269,33 @@ void KernelGenerator::lowerLinears(ArrayRef<Operation *> group) {
   bool gemv = (fp8 || inputType.isBF16()) && (outType.isBF16() || outType.isF32()) &&
               k % (fp8 ? 16 : 8) == 0 && buffers[input].column == 0;
   StepParam m = gemv ? StepParam::GemmTokens : StepParam::Tokens;
+  std::optional<PlanArg> addend =
+      sum ? std::optional(sum->addend) : std::nullopt;
   if (fp8)
     gemmStep(buffers[input], out, weight, m, n, k, 1.0,
-             std::pair{fp8.getWeightScaleAttr().getValue(), buffers[fp8.getInputScales()]});
+             std::pair{fp8.getWeightScaleAttr().getValue(),
+                       buffers[fp8.getInputScales()]},
+             addend);
   else
-    gemmStep(buffers[input], out, weight, m, n, k, 1.0);
+    gemmStep(buffers[input], out, weight, m, n, k, 1.0, std::nullopt, addend);
   if (!gemv)
     return;
   int64_t perBlock = gemvBlockRows((bool)fp8, n);
   // The weights (and scales) of the whole group: n rows from the first's.
   PlanArg w = weightArg(weight);
   w.width = n * k;
-  std::vector<PlanArg> args = {buffers[input], w, out};
+  std::vector<PlanArg> args = {buffers[input], w};
   if (fp8) {
     PlanArg wScales = weightArg(fp8.getWeightScaleAttr().getValue());
     wScales.width = n;
-    args = {buffers[input], buffers[fp8.getInputScales()], w, wScales, out};
+    args = {buffers[input], buffers[fp8.getInputScales()], w, wScales};
   }
-  kernelStep(gemvKernel((bool)fp8, n, k, outType), StepParam::GemvToken,
-             (n + perBlock - 1) / perBlock, kGemvWarps * kWarp, args);
+  if (sum)
+    args.push_back(sum->addend);
+  args.push_back(out);
+  kernelStep(gemvKernel((bool)fp8, n, k, outType, sum.has_value()),
+             StepParam::GemvToken, (n + perBlock - 1) / perBlock,
+             kGemvWarps * kWarp, args);
 }
 
 LogicalResult KernelGenerator::lowerAttention(attn::AttentionOp o) {

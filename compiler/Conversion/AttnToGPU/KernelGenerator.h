@@ -474,8 +474,8 @@ private:
   Value highHalves(Value lo, Value hi);
   /// d = a b + c for one m16n8k16 tile (bf16 operands); c and the result as 4 f32.
   SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bReg, ArrayRef<Value> c);
-  /// `outType`: bf16 or f32.
-  Kernel gemvKernel(bool fp8, int64_t n, int64_t k, Type outType);
+  /// `outType`: bf16 or f32; `addend`: an f32 row added before the store.
+  Kernel gemvKernel(bool fp8, int64_t n, int64_t k, Type outType, bool addend);
   /// `unit`: values a thread loads at once (rowUnit).
   Kernel swigluKernel(Type e, int64_t width, int64_t gateStride,
                       int64_t upStride, int64_t unit);
@@ -511,8 +511,16 @@ private:
   /// kernel of the op runs, so no kernel writes a buffer it reads).
   LogicalResult lowerOp(Operation &op);
   /// The GEMM of one linear layer, or of a merged group (layout order), and
-  /// the matrix-vector kernel that replaces it in steps of one token.
-  void lowerLinears(ArrayRef<Operation *> group);
+  /// the matrix-vector kernel that replaces it in steps of one token. With
+  /// `sum`, the one layer's product plus sum->addend goes into sum->out.
+  struct Summand {
+    PlanArg addend, out;
+  };
+  void lowerLinears(ArrayRef<Operation *> group,
+                    std::optional<Summand> sum = std::nullopt);
+  /// A residual sum whose summands are linear layers (foldedSummands): each
+  /// layer's product is added into the sum's buffer as it is computed.
+  void lowerFoldedSum(attn::ResidualSumOp op, ArrayRef<Operation *> summands);
   LogicalResult lowerAttention(attn::AttentionOp op);
   void lowerLogits(attn::LogitsOp op);
 

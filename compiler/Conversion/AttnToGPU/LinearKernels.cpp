@@ -12,7 +12,9 @@ namespace mlir::cohere2c::attn_to_gpu {
 //   FP8 rowwise: out[0, j] = x_scale[0] w_scale[j] sum_k x[0, k] w[j, k]
 //   (e4m3 operands, exact in f32), the recipe of the FP8 GEMM.
 // Sums in f32, stored as `out` (bf16, or f32 where the layer writes the
-// residual stream: name suffix "_outf32").
+// residual stream: name suffix "_outf32"). With an addend (suffix "_plus"),
+// out[0, j] = addend[0, j] + that: a projection summed into the residual
+// stream, as cuBLASLt's epilogue does it for the GEMMs of more tokens.
 // Layout: a block of kGemvWarps warps in groups of gemvSlices(fp8, n); a
 // group owns gemvRows(fp8) consecutive output rows, and its warps sum
 // interleaved slices of k. Each step a lane reads 16 bytes of x and of each
@@ -23,25 +25,32 @@ namespace mlir::cohere2c::attn_to_gpu {
 // waitForPreviousLaunch(): no launch writes them, so they stream in while the
 // kernel before this one (a norm, a quantization) still runs. Long rows load
 // gemvLoadsAhead iterations ahead of the one being summed.
-KernelGenerator::Kernel KernelGenerator::gemvKernel(bool fp8, int64_t n, int64_t k, Type outType) {
-  std::string name = sanitize(std::string("gemv_") + (fp8 ? "fp8" : "bf16") + "_n" +
-                              std::to_string(n) + "_k" + std::to_string(k) +
-                              (outType.isBF16() ? "" : "_outf32"));
+KernelGenerator::Kernel KernelGenerator::gemvKernel(bool fp8, int64_t n,
+                                                    int64_t k, Type outType,
+                                                    bool addend) {
+  std::string name =
+      sanitize(std::string("gemv_") + (fp8 ? "fp8" : "bf16") + "_n" +
+               std::to_string(n) + "_k" + std::to_string(k) +
+               (outType.isBF16() ? "" : "_outf32") + (addend ? "_plus" : ""));
   KernelSpec spec{fp8 ? KernelFamily::GemvFP8 : KernelFamily::Gemv};
   spec.outF32 = !outType.isBF16();
+  spec.addend = addend;
   Type i32 = b.getI32Type(), f32t = b.getF32Type();
   Type quad = VectorType::get({4}, i32);
-  // bf16: x, w, out; fp8: x, x_scale, w, w_scale, out (x and w as 16-byte
-  // vectors).
-  SmallVector<Type> args = fp8 ? SmallVector<Type>{flat(quad), flat(f32t), flat(quad),
-                                                   flat(f32t), flat(outType)}
-                               : SmallVector<Type>{flat(quad), flat(quad), flat(outType)};
+  // bf16: x, w[, addend], out; fp8: x, x_scale, w, w_scale[, addend], out
+  // (x and w as 16-byte vectors).
+  SmallVector<Type> args =
+      fp8 ? SmallVector<Type>{flat(quad), flat(f32t), flat(quad), flat(f32t)}
+          : SmallVector<Type>{flat(quad), flat(quad)};
+  if (addend)
+    args.push_back(flat(f32t));
+  args.push_back(flat(outType));
   int64_t rows = gemvRows(fp8), slices = gemvSlices(fp8, n), groups = kGemvWarps / slices;
   int64_t perChunk = fp8 ? 16 : 8, chunks = k / perChunk;
   if (!beginKernel(name, args, kGemvWarps * kWarp, kGemvWarps * rows, /*waitAtStart=*/false))
     return {name, spec};
   Value x = kernel.getArgument(0), w = kernel.getArgument(fp8 ? 2 : 1),
-        out = kernel.getArgument(fp8 ? 4 : 2);
+        out = kernel.getArgument(args.size() - 1);
   Value warp = arith::DivUIOp::create(b, threadId, index(kWarp));
   Value lane = arith::RemUIOp::create(b, threadId, index(kWarp));
   Value blockRow = mul(gpu::BlockIdOp::create(b, gpu::Dimension::y), index(groups * rows));
@@ -158,6 +167,8 @@ KernelGenerator::Kernel KernelGenerator::gemvKernel(bool fp8, int64_t n, int64_t
       result = mulf(mulf(load(kernel.getArgument(1), index(0)),
                          load(kernel.getArgument(3), target)),
                     result);
+    if (addend)
+      result = addf(load(kernel.getArgument(args.size() - 2), target), result);
     store(result, out, target);
   });
   endKernel();

@@ -57,18 +57,22 @@ void PlanRecorder::kernelStep(const GeneratedKernel &kernel, StepParam gridX, in
                          pb.getArrayAttr(attrs), UnitAttr());
 }
 
-void PlanRecorder::gemmStep(PlanArg a, PlanArg c, StringRef weight, StepParam m, int64_t n,
-                            int64_t k, double alpha,
-                            std::optional<std::pair<StringRef, PlanArg>> scales) {
+void PlanRecorder::gemmStep(PlanArg a, PlanArg c, StringRef weight, StepParam m,
+                            int64_t n, int64_t k, double alpha,
+                            std::optional<std::pair<StringRef, PlanArg>> scales,
+                            std::optional<PlanArg> addend) {
   OpBuilder pb = planEnd();
   SmallVector<Attribute> attrs = {argAttr(a), argAttr(c)};
   if (scales)
     attrs.push_back(argAttr(scales->second));
+  if (addend)
+    attrs.push_back(argAttr(*addend));
   plan::GemmOp::create(pb, at.getLoc(), pb.getStringAttr(weight),
                        scales ? pb.getStringAttr(scales->first) : StringAttr(),
-                       plan::ParamAttr::get(at.getContext(), m), pb.getI64IntegerAttr(n),
-                       pb.getI64IntegerAttr(k), pb.getF64FloatAttr(alpha), pb.getArrayAttr(attrs),
-                       UnitAttr());
+                       plan::ParamAttr::get(at.getContext(), m),
+                       pb.getI64IntegerAttr(n), pb.getI64IntegerAttr(k),
+                       pb.getF64FloatAttr(alpha), pb.getArrayAttr(attrs),
+                       UnitAttr(), addend ? pb.getUnitAttr() : UnitAttr());
 }
 
 } // namespace mlir::cohere2c::attn_to_gpu

@@ -54,10 +54,12 @@ protected:
   /// A launch of `kernel` over grid (gridX, gridY) of `block` threads.
   void kernelStep(const GeneratedKernel &kernel, StepParam gridX, int64_t gridY, int64_t block,
                   ArrayRef<PlanArg> args);
-  /// c = alpha a weight^T over m rows; `scales`: an FP8 GEMM's weight
-  /// scales and a's per-token scales.
-  void gemmStep(PlanArg a, PlanArg c, StringRef weight, StepParam m, int64_t n, int64_t k,
-                double alpha, std::optional<std::pair<StringRef, PlanArg>> scales = {});
+  /// c = alpha a weight^T [+ addend] over m rows; `scales`: an FP8 GEMM's
+  /// weight scales and a's per-token scales.
+  void gemmStep(PlanArg a, PlanArg c, StringRef weight, StepParam m, int64_t n,
+                int64_t k, double alpha,
+                std::optional<std::pair<StringRef, PlanArg>> scales = {},
+                std::optional<PlanArg> addend = {});
 
   plan::StepOp planStep;
   /// The buffer view of each value lowered so far.

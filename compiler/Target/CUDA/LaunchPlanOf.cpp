@@ -78,6 +78,7 @@ LaunchPlan mlir::cohere2c::launchPlanOf(plan::StepOp step) {
       s.n = gemm.getN();
       s.k = gemm.getK();
       s.alpha = gemm.getAlpha().convertToDouble();
+      s.plus = gemm.getPlus();
       s.args = argsOf(gemm.getArgs());
     } else {
       s.kind = isa<plan::ForkOp>(op) ? PlanStep::Kind::Fork : PlanStep::Kind::Join;

@@ -231,10 +231,12 @@ int gemmSplits(cudaDataType_t in, int64_t m, int64_t n, int64_t k) {
 
 } // namespace
 
-// c[m, n] = alpha * a[m, k] @ w[n, k]^T, row-major; in cuBLASLt's column-major
-// terms D (n x m) = alpha * W^T (n x k) * A (k x m).
+// c[m, n] = alpha * a[m, k] @ w[n, k]^T [+ addend], row-major; in cuBLASLt's
+// column-major terms D (n x m) = alpha * W^T (n x k) * A (k x m) + beta * C,
+// C the addend (beta 1) or unused (beta 0).
 Status CudaExecutor::gemm(const PlanStep &step, CUstream stream, CUdeviceptr a,
-                          CUdeviceptr c, int64_t m, CUdeviceptr aScales) {
+                          CUdeviceptr c, int64_t m, CUdeviceptr aScales,
+                          CUdeviceptr addend) {
   // Names and sizes were checked on load (LaunchPlan::check).
   const WeightEntry *w = manifest_->weights.find(step.weight);
   bool fp8 = !step.weightScale.empty();
@@ -312,11 +314,11 @@ Status CudaExecutor::gemm(const PlanStep &step, CUstream stream, CUdeviceptr a,
     }
     found = algos_.emplace(key, result.algo).first;
   }
-  float alpha = step.alpha, beta = 0;
+  float alpha = step.alpha, beta = step.plus ? 1 : 0;
   COHERE2C_CHECK(api_->cublasLtMatmul(
       cublas_, desc, &alpha, (void *)(weights_.ptr + w->offset), wLayout,
-      (void *)a, aLayout, &beta, (void *)c, cLayout, (void *)c, cLayout,
-      &found->second,
+      (void *)a, aLayout, &beta, (void *)(step.plus ? addend : c), cLayout,
+      (void *)c, cLayout, &found->second,
       (void *)(stream == sideStream_ ? sideWorkspace_ : workspace_).ptr,
       kWorkspaceBytes, stream));
   api_->cublasLtMatrixLayoutDestroy(wLayout);
@@ -506,7 +508,8 @@ CudaExecutor::enqueueSteps(const StepParamValues &params) {
         continue; // e.g. no logits wanted from a prefill chunk
       Status s = gemm(step, stream, pointer(step.args[0]),
                       pointer(step.args[1]), params[step.m],
-                      step.args.size() > 2 ? pointer(step.args[2]) : 0);
+                      step.weightScale.empty() ? 0 : pointer(step.args[2]),
+                      step.plus ? pointer(step.args.back()) : 0);
       if (!s.ok())
         return fail(s);
       continue;

@@ -100,9 +100,11 @@ private:
   Status launchGraph(const StepParamValues &params);
   void destroyGraphs();
   /// One GEMM of the plan on `stream` (with that stream's workspace);
-  /// `aScales` are a's per-token scales (FP8 only).
+  /// `aScales` are a's per-token scales (FP8 only), `addend` what a plus
+  /// GEMM adds (it may be c).
   Status gemm(const PlanStep &step, CUstream stream, CUdeviceptr a,
-              CUdeviceptr c, int64_t m, CUdeviceptr aScales);
+              CUdeviceptr c, int64_t m, CUdeviceptr aScales,
+              CUdeviceptr addend);
 
   std::unique_ptr<CudaApi> api_;
   const Manifest *manifest_ = nullptr;

@@ -97,7 +97,7 @@ module {
 module {
   plan.step {
     plan.buffer @b0 : 8 x f32, rows <tokens>
-    // expected-error @+1 {{takes [a, c] or, with weight_scale, [a, c, a's scales]; found 2 arguments}}
+    // expected-error @+1 {{takes [a, c] or, with weight_scale, [a, c, a's scales], then the addend with plus; found 2 arguments}}
     plan.gemm "w" scaled "s" m(<tokens>) n(8) k(8) alpha(1.0) [#plan.view<@b0>, #plan.view<@b0>]
   }
 }

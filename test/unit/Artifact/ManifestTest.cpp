@@ -198,7 +198,7 @@ TEST(ManifestTest, RejectsJsonNestedTooDeep) {
 
 // The spec of an embedding kernel, as a manifest writes it.
 constexpr const char *kEmbeddingSpec =
-    R"("spec":{"family":"embedding","rows":"all","rope":false,"window":0,"out_f32":false,)"
+    R"("spec":{"family":"embedding","rows":"all","rope":false,"window":0,"out_f32":false,"addend":false,)"
     R"("grid_sync":false,)"
     R"("strides":[0,0,0]})";
 
@@ -256,7 +256,8 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
   auto plan = [&](const std::string &steps) {
     StatusOr<LaunchPlan> p = LaunchPlan::parse(
         R"({"buffers":[{"name":"b0","width":8,"dtype":"F32","rows":"tokens"},)"
-        R"({"name":"h","width":128,"dtype":"F32","rows":"rows"}],"steps":[)" +
+        R"({"name":"h","width":128,"dtype":"F32","rows":"rows"},)"
+        R"({"name":"b16","width":8,"dtype":"BF16","rows":"tokens"}],"steps":[)" +
             steps + "]}",
         "x.so");
     EXPECT_TRUE(p.ok()) << p.status().message();
@@ -305,7 +306,7 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
   // merged GEMM's output) given a buffer 8 wide would read the wrong rows.
   const std::string swiglu =
       R"("spec":{"family":"swiglu","rows":"all","rope":false,)"
-      R"("window":0,"out_f32":false,"grid_sync":false,"strides":[768,768,0]})";
+      R"("window":0,"out_f32":false,"addend":false,"grid_sync":false,"strides":[768,768,0]})";
   EXPECT_EQ(plan(kernel(arg("buffer", "b0") + "," + arg("buffer", "b0") + "," +
                             arg("buffer", "b0"),
                         1, 32, swiglu)),
@@ -313,13 +314,28 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
             "stride it was compiled for");
   EXPECT_EQ(plan(kernel("", 1, 2048)),
             "x.so: launch plan: kernel k launched with grid_y 1 and block_x 2048");
-  auto gemm = [&](int64_t n, const std::string &a) {
+  auto gemm = [&](int64_t n, const std::string &a, const std::string &c = "",
+                  const std::string &addend = "") {
     return R"({"kind":"gemm","weight":")" + embedding +
            R"(","weight_scale":"","m":"rows","n":)" + std::to_string(n) +
-           R"(,"k":128,"alpha":1.0,"args":[)" + arg("buffer", a) + "," +
-           arg("input", "logits") + "]}";
+           R"(,"k":128,"alpha":1.0,"plus":)" +
+           (addend.empty() ? "false" : "true") + R"(,"args":[)" +
+           arg("buffer", a) + "," +
+           (c.empty() ? arg("input", "logits") : arg("buffer", c)) +
+           (addend.empty() ? "" : "," + arg("buffer", addend)) + "]}";
   };
   EXPECT_EQ(plan(gemm(m.config.vocabSize, "h")), "ok");
+  // A GEMM that adds into c (cuBLASLt's beta = 1): the addend is c's shape
+  // and dtype, c itself allowed.
+  EXPECT_EQ(plan(gemm(8, "h", "b0", "b0")), "ok");
+  EXPECT_EQ(plan(gemm(8, "h", "b0", "b16")),
+            "x.so: launch plan: the GEMM of model.embed_tokens.weight: its "
+            "addend b16 must be "
+            "of the dtype of its output c");
+  EXPECT_EQ(plan(gemm(8, "h", "b0", "h")),
+            "x.so: launch plan: the GEMM of model.embed_tokens.weight: its "
+            "addend must be a "
+            "whole buffer of 8 values per row and rows rows, given h");
   // Side-stream steps between a fork and its join; forks not nested.
   const std::string fork = R"({"kind":"fork","args":[]})", join = R"({"kind":"join","args":[]})";
   std::string side = kernel(arg("buffer", "b0"));

@@ -319,7 +319,7 @@ void PlanInterpreter::greedyTokens(const PlanStep &step, int64_t t) {
 
 void PlanInterpreter::gemv(const PlanStep &step, int64_t t) {
   // A linear layer of one token: out[0, j] = sum_k x[0, k] w[j, k]
-  // (FP8: x_scale[0] w_scale[j] times that).
+  // (FP8: x_scale[0] w_scale[j] times that), plus addend[0, j] with one.
   const auto &a = step.args;
   bool fp8 = step.spec.family == KernelFamily::GemvFP8;
   Ref x = arg(a[0]), w = arg(a[fp8 ? 2 : 1]), out = arg(a.back());
@@ -336,6 +336,8 @@ void PlanInterpreter::gemv(const PlanStep &step, int64_t t) {
       sum += (double)x.get(t * k + i) * w.get(j * k + i);
     if (fp8)
       sum *= (double)arg(a[1]).get(t) * arg(a[3]).get(j);
+    if (step.spec.addend)
+      sum += arg(a[a.size() - 2]).get(t * n + j);
     out.set(t * n + j, (float)sum);
   }
 }
@@ -353,7 +355,10 @@ void PlanInterpreter::gemm(const PlanStep &step, int64_t m) {
         sum += (double)a.get(t * step.k + k) * w.get(n * step.k + k);
       if (fp8)
         sum *= (double)xs.get(t) * ws.get(n);
-      out.set(t * step.n + n, (float)(step.alpha * sum));
+      sum *= step.alpha;
+      if (step.plus)
+        sum += arg(step.args.back()).get(t * step.n + n);
+      out.set(t * step.n + n, (float)sum);
     }
 }
 

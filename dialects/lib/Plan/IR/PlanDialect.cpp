@@ -62,9 +62,11 @@ FailureOr<::cohere2c::KernelSpec> mlir::cohere2c::plan::parseKernelSpec(AsmParse
     StringRef key;
     if (parser.parseKeyword(&key))
       return failure();
-    if (key == "rope" || key == "out_f32" || key == "grid_sync") {
+    if (key == "rope" || key == "out_f32" || key == "addend" ||
+        key == "grid_sync") {
       (key == "rope"      ? spec.rope
        : key == "out_f32" ? spec.outF32
+       : key == "addend"  ? spec.addend
                           : spec.gridSync) = true;
     } else if (key == "rows") {
       if (parser.parseEqual())
@@ -105,6 +107,8 @@ void mlir::cohere2c::plan::printKernelSpec(AsmPrinter &printer,
     printer << ", window = " << spec.window;
   if (spec.outF32)
     printer << ", out_f32";
+  if (spec.addend)
+    printer << ", addend";
   if (spec.gridSync)
     printer << ", grid_sync";
   size_t n = 0;

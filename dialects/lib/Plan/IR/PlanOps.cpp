@@ -29,8 +29,10 @@ LogicalResult verifyArgs(Operation *op, ArrayAttr args) {
 LogicalResult LaunchOp::verify() { return verifyArgs(*this, getArgs()); }
 
 LogicalResult GemmOp::verify() {
-  if (getArgs().size() != (getWeightScale() ? 3u : 2u))
-    return emitOpError("takes [a, c] or, with weight_scale, [a, c, a's scales]; found ")
+  if (getArgs().size() != (getWeightScale() ? 3u : 2u) + (getPlus() ? 1u : 0u))
+    return emitOpError("takes [a, c] or, with weight_scale, [a, c, a's "
+                       "scales], then the "
+                       "addend with plus; found ")
            << getArgs().size() << " arguments";
   for (Attribute a : getArgs()) {
     auto input = dyn_cast<InputAttr>(a);

@@ -23,8 +23,9 @@
 namespace cohere2c {
 /// For the uniquing of #plan.kernel attributes.
 inline llvm::hash_code hash_value(const KernelSpec &s) {
-  return llvm::hash_combine(s.family, s.rows, s.rope, s.window, s.outF32,
-                            llvm::hash_combine_range(s.strides.begin(), s.strides.end()));
+  return llvm::hash_combine(
+      s.family, s.rows, s.rope, s.window, s.outF32, s.addend,
+      llvm::hash_combine_range(s.strides.begin(), s.strides.end()));
 }
 } // namespace cohere2c
 
@@ -32,7 +33,8 @@ namespace mlir::cohere2c::plan {
 /// Parse a step parameter or input by its name (StepParams.h, LaunchPlan.h).
 FailureOr<::cohere2c::StepParam> parseStepParam(AsmParser &parser);
 FailureOr<::cohere2c::PlanInput> parsePlanInput(AsmParser &parser);
-/// `family[, rows = R][, rope][, window = W][, out_f32][, strides = [a, ...]]`.
+/// `family[, rows = R][, rope][, window = W][, out_f32][, addend][, grid_sync]
+/// [, strides = [a, ...]]`.
 FailureOr<::cohere2c::KernelSpec> parseKernelSpec(AsmParser &parser);
 void printKernelSpec(AsmPrinter &printer, const ::cohere2c::KernelSpec &spec);
 /// The name of the gpu.func attribute holding a kernel's #plan.kernel.

@@ -67,8 +67,9 @@ def Plan_KernelAttr : Plan_Attr<"Kernel", "kernel"> {
     `#plan.kernel<swiglu_quant_fp8, strides = [2048, 2048]>`,
     `#plan.kernel<attention, rows = generated, window = 4096, strides = [6144]>`,
     `#plan.kernel<kv_append, rope, strides = [6144, 6144, 6144]>`,
-    `#plan.kernel<gemv_fp8, out_f32>`. Omitted fields take their defaults
-    (rows all, no rope, window 0 = full, bf16 output, no strides).
+    `#plan.kernel<gemv_fp8, out_f32, addend>`. Omitted fields take their
+    defaults (rows all, no rope, window 0 = full, bf16 output, no addend, no
+    strides).
   }];
   let parameters = (ins Plan_KernelSpecParameter:$spec);
   let assemblyFormat = "`<` $spec `>`";

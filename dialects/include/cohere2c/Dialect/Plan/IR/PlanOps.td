@@ -53,21 +53,24 @@ def Plan_LaunchOp : Plan_Op<"launch", [HasParent<"StepOp">]> {
 }
 
 def Plan_GemmOp : Plan_Op<"gemm", [HasParent<"StepOp">]> {
-  let summary = "c[m, n] = alpha * a[m, k] @ weight[n, k]^T (cuBLASLt)";
+  let summary = "c[m, n] = alpha * a[m, k] @ weight[n, k]^T [+ addend[m, n]] (cuBLASLt)";
   let description = [{
     m is a step parameter (m = 0: skipped). args = [a, c] or, FP8 rowwise
     (weight_scale names the weight's per-output-channel scales), [a, c,
     a's per-token scales]: c[m, n] = alpha * a_scale[m] * w_scale[n] *
     sum_k a[m, k] w[n, k]. The weight may span the entries laid out after
-    it (projections of one input merged into one GEMM).
+    it (projections of one input merged into one GEMM). `plus`: the last
+    argument is an addend of c's shape and dtype, added in the GEMM's
+    epilogue (beta = 1; it may be c itself): a projection summed into the
+    residual stream without a kernel of its own.
   }];
   let arguments = (ins StrAttr:$weight, OptionalAttr<StrAttr>:$weight_scale,
                        Plan_ParamAttr:$m, ConfinedAttr<I64Attr, [IntPositive]>:$n,
                        ConfinedAttr<I64Attr, [IntPositive]>:$k, F64Attr:$alpha,
-                       ArrayAttr:$args, UnitAttr:$side);
+                       ArrayAttr:$args, UnitAttr:$side, UnitAttr:$plus);
   let assemblyFormat = [{
     $weight (`scaled` $weight_scale^)? `m` `(` $m `)` `n` `(` $n `)` `k` `(` $k `)`
-    `alpha` `(` $alpha `)` $args attr-dict
+    `alpha` `(` $alpha `)` (`plus` $plus^)? $args attr-dict
   }];
   let hasVerifier = 1;
 }
