@@ -93,7 +93,9 @@ struct Manifest {
   /// say whether the kernel synchronizes its grid ("grid_sync").
   /// 11: KV groups of one size (a window's layers split into several), all
   /// drawing blocks from one pool (the plan's kv_pool inputs one buffer).
-  static constexpr int kFormatVersion = 11;
+  /// 12: GEMMs that add an addend ("plus") and one-token linear kernels
+  /// with one (spec "addend"): the residual stream summed in their epilogue.
+  static constexpr int kFormatVersion = 12;
 
   ModelConfig config;
   std::string target;    // "host" or "cuda"

@@ -161,13 +161,13 @@ TEST(ManifestTest, RejectsAnOlderFormatVersion) {
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
   m.weights = WeightLayout::forModel(m.config, DType::F32);
   std::string text = m.toJson();
-  size_t at = text.find("\"format_version\":11");
+  size_t at = text.find("\"format_version\":12");
   ASSERT_NE(at, std::string::npos) << text;
-  text.replace(at, 19, "\"format_version\":10");
+  text.replace(at, 19, "\"format_version\":11");
   StatusOr<Manifest> parsed = Manifest::parse(text, "old.so");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().message(),
-            "old.so: manifest format_version must be 11 (compiled by another "
+            "old.so: manifest format_version must be 12 (compiled by another "
             "version of cohere2c-compile: compile the model again)");
 }
 
