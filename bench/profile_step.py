@@ -7,7 +7,7 @@
 Runs cohere2c-run on BATCH greedy requests of PROMPT random ids and NEW tokens each (seeded
 random weights, --max-batch BATCH) under `ncu --metrics gpu__time_duration.sum --clock-control
 none` (the kernels at the clocks they run at, one after another: ncu serializes them, so
-overlap between the two streams is not seen), or reads an earlier run's --csv. The greedy_tokens
+overlap between the two streams is not seen), or reads an earlier run's --csv. The sample_tokens
 kernel ends every step of greedy requests that samples a token (one where every request stops
 mid-prompt merges with the next), so the kernels between two of its launches are one step. Prints, as markdown, the kernels of the DECODE-STEP-th step without prefill attention
 (a decode step of the whole batch, context about PROMPT + DECODE-STEP) and of the longest step
@@ -37,7 +37,7 @@ FAMILIES = [
     ("gemv", "matrix-vector (one-token linear layers)"),
     ("embedding", "embedding"),
     ("gather_rows", "row gathers"),
-    ("greedy_tokens", "greedy tokens"),
+    ("sample_tokens", "greedy tokens"),
 ]
 GEMM = "GEMMs (cuBLASLt)"
 
@@ -70,11 +70,11 @@ def parse_ncu_csv(text):
 
 
 def steps_of(launches):
-    """The launches split after each greedy_tokens kernel."""
+    """The launches split after each sample_tokens kernel."""
     steps, current = [], []
     for name, ms in launches:
         current.append((name, ms))
-        if name.startswith("greedy_tokens"):
+        if name.startswith("sample_tokens"):
             steps.append(current)
             current = []
     return steps

@@ -39,8 +39,9 @@ void sample(benchmark::State &state, int64_t topK, double topP) {
   params.seed = 3;
   Sampler sampler(params);
   const std::vector<float> &row = logits();
+  int64_t k = 0;
   for (auto _ : state)
-    benchmark::DoNotOptimize(sampler.sample(row.data(), row.size()));
+    benchmark::DoNotOptimize(sampler.sample(row.data(), row.size(), k++));
 }
 
 void Temperature(benchmark::State &state) { sample(state, 0, 1.0); }

@@ -9,12 +9,23 @@ namespace {
 
 // In the order of the enums.
 constexpr std::array<std::string_view, 17> kFamilyNames = {
-    "embedding",       "layer_norm",  "layer_norm_quant_fp8",
-    "quantize_fp8",    "swiglu",      "swiglu_quant_fp8",
-    "residual_sum",    "gather_rows", "greedy_tokens",
-    "kv_append",       "attention",   "attention_prefill",
-    "attention_merge", "gemv",        "gemv_fp8",
-    "random_uniform",  "random_uniform_fp8"};
+    "embedding",
+    "layer_norm",
+    "layer_norm_quant_fp8",
+    "quantize_fp8",
+    "swiglu",
+    "swiglu_quant_fp8",
+    "residual_sum",
+    "gather_rows",
+    "sample_tokens",
+    "kv_append",
+    "attention",
+    "attention_prefill",
+    "attention_merge",
+    "gemv",
+    "gemv_fp8",
+    "random_uniform",
+    "random_uniform_fp8"};
 static_assert(kFamilyNames.size() == (size_t)KernelFamily::RandomUniformFP8 + 1);
 constexpr std::array<std::string_view, 3> kRowsNames = {"all", "generated",
                                                         "prompt"};
@@ -62,9 +73,10 @@ std::vector<int> outputArguments(const KernelSpec &spec, int count) {
     return {2, 3};
   case KernelFamily::QuantizeFP8:
     return {1, 2};
-  case KernelFamily::GreedyTokens:
   case KernelFamily::AttentionMerge:
     return {1};
+  case KernelFamily::SampleTokens:
+    return {3};
   case KernelFamily::RandomUniform:
     return {0};
   case KernelFamily::RandomUniformFP8:

@@ -35,7 +35,11 @@ namespace cohere2c {
 ///                       the f32 row
 ///   ResidualSum         inputs..., out: their sum in f32
 ///   GatherRows          x, rows, out: out[i] = x[rows[i]]
-///   GreedyTokens        logits, out: the lowest index of each row's maximum
+///   SampleTokens        logits, temperatures, noise_seeds, out: per row,
+///                       the Gumbel-max token (GumbelNoise.h): the lowest
+///                       index of the maximum of logits / T + noise, or of
+///                       the logits where T = 0 (greedy); -1 where a logit
+///                       is NaN or infinite
 ///   KVAppend            k, v, positions, seqs, tables, pool, slot,
 ///                       block_size, table_width [, q, q_rotated when rope]:
 ///                       k and v into the paged pool (k rotated)
@@ -63,7 +67,7 @@ enum class KernelFamily : uint8_t {
   SwiGLUQuantFP8,
   ResidualSum,
   GatherRows,
-  GreedyTokens,
+  SampleTokens,
   KVAppend,
   Attention,
   AttentionPrefill,

@@ -21,8 +21,9 @@ namespace {
 const char *kArgKinds[] = {"buffer", "weight", "input", "param", "int"};
 
 constexpr std::array<std::string_view, kNumPlanInputs> kPlanInputs = {
-    "ids",       "positions", "seqs",       "generated", "generated_rows",
-    "kv_tables", "kv_pool",   "logit_rows", "logits",    "greedy_tokens"};
+    "ids",         "positions",     "seqs",       "generated", "generated_rows",
+    "kv_tables",   "kv_pool",       "logit_rows", "logits",    "temperatures",
+    "noise_seeds", "sampled_tokens"};
 
 /// The name an argument has in the plan's text (a KV input's group apart).
 std::string argName(const PlanArg &a) {

@@ -41,8 +41,9 @@ struct PlanBuffer {
 /// ([decode_tokens] i32); per KV group (PlanArg::group, an index into the
 /// manifest's kv_groups) its block tables ([seqs, table_width] i32); the
 /// KV pool every group's blocks are in; the rows wanting logits ([rows] i32),
-/// the logits ([rows, vocab] f32) and each logits row's greedy token ([rows]
-/// i32).
+/// the logits ([rows, vocab] f32), each logits row's sampling temperature
+/// ([rows] f32, 0 = greedy) and Gumbel noise seed ([rows] u64,
+/// GumbelNoise.h), and the token sampled from each row ([rows] i32).
 enum class PlanInput : uint8_t {
   Ids,
   Positions,
@@ -53,9 +54,11 @@ enum class PlanInput : uint8_t {
   KVPool,
   LogitRows,
   Logits,
-  GreedyTokens,
+  Temperatures,
+  NoiseSeeds,
+  SampledTokens,
 };
-inline constexpr int kNumPlanInputs = (int)PlanInput::GreedyTokens + 1;
+inline constexpr int kNumPlanInputs = (int)PlanInput::SampledTokens + 1;
 /// The name of an input in a plan's text ("ids", "kv_tables", ...).
 std::string_view planInputName(PlanInput input);
 /// The input of that name, or none.

@@ -94,7 +94,10 @@ struct Manifest {
   /// 11: KV groups of one size (a window's layers split into several), all
   /// drawing blocks from one pool (the plan's kv_pool inputs one buffer).
   /// 12: GEMMs that add an addend ("plus") and one-token linear kernels
-  /// with one (spec "addend"): the residual stream summed in their epilogue.
+  /// with one (spec "addend"): the residual stream summed in their epilogue;
+  /// greedy_tokens became sample_tokens (inputs temperatures, noise_seeds,
+  /// sampled_tokens; parameter sampled_rows): temperature sampling on the
+  /// device.
   static constexpr int kFormatVersion = 12;
 
   ModelConfig config;

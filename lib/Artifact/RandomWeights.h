@@ -19,6 +19,7 @@
 #ifndef COHERE2C_ARTIFACT_RANDOMWEIGHTS_H
 #define COHERE2C_ARTIFACT_RANDOMWEIGHTS_H
 
+#include "Artifact/SplitMix64.h"
 #include "Artifact/WeightLayout.h"
 
 #include <cstdint>
@@ -28,11 +29,7 @@ namespace cohere2c {
 
 /// Value i of the stream of `seed`, in [-1, 1) with 52 random bits.
 inline double randomUniform(uint64_t seed, uint64_t i) {
-  uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return (double)(z >> 11) / (double)(1ull << 52) - 1.0;
+  return (double)(splitMix64(seed, i) >> 11) / (double)(1ull << 52) - 1.0;
 }
 
 /// An entry's values are offset + scale * u, in double, rounded to f32.

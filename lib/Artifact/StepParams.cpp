@@ -28,7 +28,7 @@ constexpr std::array<std::string_view, kNumStepParams> kNames = {
     "token_merge_tokens",
     "gemv_token",
     "gemm_tokens",
-    "greedy_rows",
+    "sampled_rows",
     "side_stream"};
 
 } // namespace
@@ -56,7 +56,7 @@ int64_t splitsFor(int64_t tokens, int64_t maxKeys, int64_t splitTokens) {
 StepParamValues stepParams(int64_t tokens, int64_t generated, int64_t rows,
                            int64_t blockSize, int64_t tableWidth,
                            int64_t maxKeys, int64_t maxGeneratedKeys,
-                           bool greedyOnly) {
+                           bool tokensOnly) {
   int64_t tiles =
       generated < tokens ? (tokens + kPrefillTileTokens - 1) / kPrefillTileTokens : 0;
   int64_t keyTiles = (maxKeys + kPrefillKeyTile - 1) / kPrefillKeyTile;
@@ -88,7 +88,7 @@ StepParamValues stepParams(int64_t tokens, int64_t generated, int64_t rows,
   v[P::TokenMergeTokens] = tokenSplits > 1 ? tokens : 0;
   v[P::GemvToken] = tokens == 1 ? 1 : 0;
   v[P::GemmTokens] = tokens == 1 ? 0 : tokens;
-  v[P::GreedyRows] = greedyOnly ? rows : 0;
+  v[P::SampledRows] = tokensOnly ? rows : 0;
   v[P::SideStream] = tokens <= kSideStreamMaxTokens ? 1 : 0;
   return v;
 }

@@ -37,7 +37,7 @@ enum class StepParam : uint8_t {
   TokenMergeTokens,
   GemvToken,
   GemmTokens,
-  GreedyRows,
+  SampledRows,
   SideStream,
 };
 inline constexpr int kNumStepParams = (int)StepParam::SideStream + 1;
@@ -133,8 +133,9 @@ bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t ro
 ///   step of one token, else 0; gemm_tokens: tokens in any other step, else 0
 ///   (linear layers of one token are matrix-vector kernels, the others GEMMs;
 ///   SwiGLU and its quantization split one token's row over blocks);
-///   greedy_rows: rows when `greedyOnly` (the caller wants each logits
-///   row's greedy token, not the row: StepInput::greedyOnly), else 0;
+///   sampled_rows: rows when `tokensOnly` (the caller wants the token
+///   sampled from each logits row, not the row: StepInput::tokensOnly),
+///   else 0;
 ///   side_stream: 1 when tokens <= kSideStreamMaxTokens (the plan's side
 ///   steps run on the side stream), else 0 (every step on the main one).
 /// A kernel for one kind of token is launched over decode_tokens or
@@ -142,7 +143,7 @@ bool isDecodeStep(int64_t tokens, int64_t generated, int64_t numSeqs, int64_t ro
 StepParamValues stepParams(int64_t tokens, int64_t generated, int64_t rows,
                            int64_t blockSize, int64_t tableWidth,
                            int64_t maxKeys, int64_t maxGeneratedKeys,
-                           bool greedyOnly);
+                           bool tokensOnly);
 
 } // namespace cohere2c
 

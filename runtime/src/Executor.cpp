@@ -5,16 +5,20 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <string>
 
 namespace cohere2c {
 
-void greedyTokensOnHost(const StepInput &input, int64_t vocab, StepOutput &output) {
-  if (!input.greedyOnly)
+void sampledTokensOnHost(const StepInput &input, int64_t vocab,
+                         StepOutput &output) {
+  if (!input.tokensOnly)
     return;
-  output.greedyTokens.resize(input.logitRows.size());
+  output.sampledTokens.resize(input.logitRows.size());
   for (size_t r = 0; r < input.logitRows.size(); ++r)
-    output.greedyTokens[r] = greedyToken(output.logits.data() + r * vocab, vocab);
+    output.sampledTokens[r] =
+        gumbelMaxToken(output.logits.data() + r * vocab, vocab,
+                       input.temperatures[r], input.noiseSeeds[r]);
 }
 
 StepLimits StepLimits::of(const Manifest &manifest, int64_t blockSize,
@@ -55,6 +59,15 @@ Status StepInput::check(const StepLimits &limits) const {
     if (row < 0 || (size_t)row >= tokens)
       return bad("logits row " + std::to_string(row) + " of " + std::to_string(tokens) +
                  " tokens");
+  if (tokensOnly && (temperatures.size() != logitRows.size() ||
+                     noiseSeeds.size() != logitRows.size()))
+    return bad(std::to_string(logitRows.size()) + " logits rows but " +
+               std::to_string(temperatures.size()) + " temperatures and " +
+               std::to_string(noiseSeeds.size()) + " noise seeds");
+  for (float t : temperatures)
+    if (!(t >= 0.0f) || !std::isfinite(t))
+      return bad("temperature " + std::to_string(t) +
+                 " (finite and at least 0)");
   if (tables.size() != limits.window.size())
     return bad(std::to_string(tables.size()) + " block tables for " +
                std::to_string(limits.window.size()) + " KV groups");

@@ -50,10 +50,15 @@ struct StepInput {
   int64_t numSeqs = 0;
   /// [R]: indices into the step's tokens whose logits are wanted.
   std::vector<int32_t> logitRows;
-  /// Each logits row is wanted only for its greedy token (every sequence of
-  /// the step samples greedily and records no logits): the executor fills
-  /// StepOutput::greedyTokens, and may leave StepOutput::logits unfilled.
-  bool greedyOnly = false;
+  /// Each logits row is wanted only for its token, greedy or sampled at a
+  /// temperature (no sequence of the step records logits or asks for top-k,
+  /// top-p or log-probabilities): the executor fills
+  /// StepOutput::sampledTokens, and may leave StepOutput::logits unfilled.
+  bool tokensOnly = false;
+  /// tokensOnly steps, [R]: each logits row's temperature (0: greedy) and
+  /// the seed of its Gumbel noise (lib/Artifact/GumbelNoise.h).
+  std::vector<float> temperatures;
+  std::vector<uint64_t> noiseSeeds;
 
   /// That the step only addresses what exists (the kernels index with it
   /// unchecked). Errors name what is inconsistent: per-token arrays of
@@ -75,17 +80,19 @@ struct StepInput {
 
 struct StepOutput {
   /// [R, vocab] f32, row r for token logitRows[r]; unspecified when the
-  /// step was greedyOnly (the cuda target leaves it as it was).
+  /// step was tokensOnly (the cuda target leaves it as it was).
   std::vector<float> logits;
-  /// greedyOnly steps: [R], greedyToken() of each logits row (-1 where a
-  /// logit is NaN or infinite); otherwise unspecified.
-  std::vector<int32_t> greedyTokens;
+  /// tokensOnly steps: [R], gumbelMaxToken() of each logits row at its
+  /// temperature and noise seed (greedyToken() at temperature 0; -1 where
+  /// a logit is NaN or infinite); otherwise unspecified.
+  std::vector<int32_t> sampledTokens;
 };
 
 /// For targets that compute the logits on the host: when the step is
-/// greedyOnly, output.greedyTokens = greedyToken() of each row of
+/// tokensOnly, output.sampledTokens = gumbelMaxToken() of each row of
 /// output.logits ([R, vocab]).
-void greedyTokensOnHost(const StepInput &input, int64_t vocab, StepOutput &output);
+void sampledTokensOnHost(const StepInput &input, int64_t vocab,
+                         StepOutput &output);
 
 class Executor {
 public:

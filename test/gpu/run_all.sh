@@ -5,10 +5,10 @@
 # scale (a 2048-token prompt, 128 decoded tokens). Needs build/bin/cohere2c-run
 # and build/gpu-artifacts from test/gpu/build_artifacts.sh, and python3 with
 # numpy and safetensors. Exits non-zero if any check fails.
-#   run_all.sh [SECTION...]   sections: models weights fp8 onetoken long greedy prefix sanitize r7b
+#   run_all.sh [SECTION...]   sections: models weights fp8 onetoken long sampled prefix sanitize r7b
 #                             (default: all)
 set -uo pipefail
-sections=" ${*:-models weights fp8 onetoken long greedy prefix sanitize r7b} "
+sections=" ${*:-models weights fp8 onetoken long sampled prefix sanitize r7b} "
 want() { [[ "$sections" == *" $1 "* ]]; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
 run="${COHERE2C_RUN:-$root/build/bin/cohere2c-run}"
@@ -40,7 +40,7 @@ PY
             || { echo "FAIL $name $prompt $precision chunk $chunk: cohere2c-run failed"; cat "$work/err"; failures=$((failures+1)); continue; }
           python3 "$root/test/gpu/compare_logits.py" "$model" "$prompt" "$work/logits.safetensors" \
             "$work/tokens" "$precision" "$mode" | sed "s/\$/ (prefill chunk $chunk)/" || failures=$((failures+1))
-          # Without --logits-out the tokens come from the greedy_tokens kernel.
+          # Without --logits-out the tokens come from the sample_tokens kernel.
           # In chunks of 1 both runs' steps have one logits row each, so the
           # same shapes and the same logits: the tokens must be equal.
           if [[ $mode == generate && $chunk == 1 ]]; then
@@ -128,30 +128,37 @@ sys.exit(0 if ok else 1)
 PY
 done
 
-want greedy && echo "--- greedy tokens on the GPU in steps shaped like ones that copied logits"
+want sampled && echo "--- tokens picked on the GPU (greedy and sampled) against the engine's from the same logits"
 # A records its logits (the engine picks its tokens from them), then B, the
-# same prompt, does not (the greedy_tokens kernel picks them): their decode
-# steps have the same shapes, and B must not replay A's graphs.
-want greedy && for precision in f32 bf16; do
-  python3 - "$root/test/data/models/tiny-cohere2/reference.json" > "$work/greedy.jsonl" <<'PY'
+# same prompt, does not (the sample_tokens kernel picks them): their decode
+# steps have the same shapes, and B must not replay A's graphs. C and D
+# likewise at temperature 0.8 with one seed: the host's gumbelMaxToken and
+# the kernel draw the same noise, so they pick the same tokens.
+want sampled && for precision in f32 bf16; do
+  python3 - "$root/test/data/models/tiny-cohere2/reference.json" > "$work/sampled.jsonl" <<'PY'
 import json, sys
 prompts = json.load(open(sys.argv[1]))["prompts"]
 ids = prompts[sorted(prompts)[0]]
-# B's logits_from is past its last row: it records none.
-for id, extra in (("A", {"logits_from": 0}), ("B", {"logits_from": len(ids) + 23})):
+# B's and D's logits_from is past their last row: they record none.
+hot = {"temperature": 0.8, "seed": 7}
+for id, extra in (("A", {"logits_from": 0}), ("B", {"logits_from": len(ids) + 23}),
+                  ("C", {"logits_from": 0, **hot}), ("D", {"logits_from": len(ids) + 23, **hot})):
     print(json.dumps({"id": id, "prompt_ids": ids, "max_new_tokens": 24, **extra}))
 PY
-  rm -rf "$work/greedy-logits" && mkdir -p "$work/greedy-logits"
-  "$run" "$art/tiny-cohere2-$precision.so" $(weights tiny-cohere2) --requests "$work/greedy.jsonl" --ignore-eos --max-batch 1 \
-    --no-prefix-cache --logits-dir "$work/greedy-logits" > "$work/greedy.out" 2> "$work/err" \
-    || { echo "FAIL greedy $precision: cohere2c-run failed"; cat "$work/err"; failures=$((failures+1)); continue; }
-  python3 - "$work/greedy.out" "$precision" <<'PY' || failures=$((failures+1))
+  rm -rf "$work/sampled-logits" && mkdir -p "$work/sampled-logits"
+  "$run" "$art/tiny-cohere2-$precision.so" $(weights tiny-cohere2) --requests "$work/sampled.jsonl" --ignore-eos --max-batch 1 \
+    --no-prefix-cache --logits-dir "$work/sampled-logits" > "$work/sampled.out" 2> "$work/err" \
+    || { echo "FAIL sampled $precision: cohere2c-run failed"; cat "$work/err"; failures=$((failures+1)); continue; }
+  python3 - "$work/sampled.out" "$precision" <<'PY' || failures=$((failures+1))
 import json, sys
 ids = {r["id"]: r["generated_ids"] for r in map(json.loads, open(sys.argv[1]))}
-ok = ids["A"] == ids["B"] and len(ids["B"]) == 24
-print(f"{'PASS' if ok else 'FAIL'} tiny-cohere2 {sys.argv[2]}: B's 24 greedy tokens from the GPU "
-      f"{'equal' if ok else 'differ from'} A's from its logits")
-sys.exit(0 if ok else 1)
+bad = 0
+for host, gpu, kind in (("A", "B", "greedy"), ("C", "D", "sampled at temperature 0.8")):
+    ok = ids[host] == ids[gpu] and len(ids[gpu]) == 24
+    bad += not ok
+    print(f"{'PASS' if ok else 'FAIL'} tiny-cohere2 {sys.argv[2]}: {gpu}'s 24 {kind} tokens from the "
+          f"GPU {'equal' if ok else 'differ from'} {host}'s from its logits")
+sys.exit(1 if bad else 0)
 PY
 done
 

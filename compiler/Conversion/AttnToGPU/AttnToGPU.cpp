@@ -5,7 +5,7 @@
 // have no rotary code and no window bound); linear layers and the logits
 // projection become GEMMs the runtime runs with cuBLASLt (linear layers of a
 // one-token step: matrix-vector kernels), and the logits rows of a greedy
-// batch their greedy tokens (greedy_tokens). Kernels that are
+// batch their greedy tokens (sample_tokens). Kernels that are
 // specialized alike are generated once (all sliding layers share one
 // attention kernel; the layer's KV slot is an argument). The kernels:
 // KernelGenerator.h; here, the launch plan: buffers, merged GEMMs, and the
@@ -388,9 +388,12 @@ void KernelGenerator::lowerLogits(attn::LogitsOp o) {
              {buffers[o.getInput()], input(PlanInput::LogitRows), rows});
   gemmStep(rows, input(PlanInput::Logits), o.getWeightAttr().getValue(), StepParam::Rows, vocab,
            in.getDimSize(1), o.getScale().convertToDouble());
-  // Only where the runtime asks for greedy tokens alone.
-  kernelStep(greedyTokensKernel(vocab), StepParam::GreedyRows, 1, kGreedyThreads,
-             {input(PlanInput::Logits), input(PlanInput::GreedyTokens)});
+  // Only where the runtime asks for the rows' tokens alone (greedy, or
+  // sampled at a temperature).
+  kernelStep(sampleTokensKernel(vocab), StepParam::SampledRows, 1,
+             kSampleThreads,
+             {input(PlanInput::Logits), input(PlanInput::Temperatures),
+              input(PlanInput::NoiseSeeds), input(PlanInput::SampledTokens)});
 }
 
 LogicalResult KernelGenerator::lowerOp(Operation &op) {

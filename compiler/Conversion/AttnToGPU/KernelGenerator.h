@@ -81,8 +81,12 @@ inline bool prefillFits(int64_t hd) {
   return 2 * prefillBufferBytes(hd) <= kStaticSharedBytes;
 }
 inline constexpr int64_t kGemvWarps = 8; // one-token linear layers: warps per block
-inline constexpr int64_t kGreedyThreads = 1024; // greedy tokens: threads per logits row
-inline constexpr int64_t kGreedyLoads = 8;      // greedy tokens: loads a thread has in flight
+inline constexpr int64_t kSampleThreads =
+    1024; // sampled tokens: threads per logits row
+inline constexpr int64_t kSampleLoads =
+    8; // greedy rows: loads a thread has in flight
+inline constexpr int64_t kSampleNoisyLoads =
+    2; // rows sampled at a temperature: the same
 
 /// Output rows per warp of the one-token linear kernel: more for FP8, whose
 /// x values cost a conversion that the rows share.
@@ -481,8 +485,9 @@ private:
                       int64_t upStride, int64_t unit);
   Kernel residualKernel(TypeRange inputs, Type result, int64_t width);
   Kernel gatherRowsKernel(Type e, int64_t width);
-  /// logits [rows, vocab] f32 -> tokens [rows] i32 (greedy_rows blocks).
-  Kernel greedyTokensKernel(int64_t vocab);
+  /// logits [rows, vocab] f32, temperatures [rows] f32, noise seeds [rows]
+  /// i64 -> tokens [rows] i32 (sampled_rows blocks).
+  Kernel sampleTokensKernel(int64_t vocab);
   Kernel quantizeKernel(Type input, int64_t width);
   Kernel layerNormQuantKernel(Type input, Type normType, int64_t hidden, double eps);
   /// `unit` (even): values a thread loads at once (rowUnit).
@@ -494,9 +499,17 @@ private:
                                 int64_t blocks);
   SmallVector<RowPair> emitLayerNorm(Value in, Value w, Value rowBase, int64_t hidden,
                                      double eps);
-  // Seeded random weights (WeightFillKernels.cpp, lib/Artifact/RandomWeights.h).
-  /// u(seed, i) in [-1, 1) as f64; seed and i are i64.
+  // Random streams (RandomStreams.cpp; lib/Artifact/SplitMix64.h): seed and
+  // i are i64.
+  Value i64Constant(uint64_t v);
+  /// splitMix64(seed, i), i64.
+  Value splitMix64(Value seed, Value i);
+  /// u(seed, i) in [-1, 1) as f64 (RandomWeights.h).
   Value randomUniform(Value seed, Value i);
+  /// gumbelNoise(seed, i) as f64 (GumbelNoise.h).
+  Value gumbelNoise(Value seed, Value i);
+  // Seeded random weights (WeightFillKernels.cpp,
+  // lib/Artifact/RandomWeights.h).
   /// f32(offset + scale * u(seed, i)), scale and offset f64.
   Value randomWeight(Value seed, Value i, Value scale, Value offset);
   /// `element`: f32 or bf16.

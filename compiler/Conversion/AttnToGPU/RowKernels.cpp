@@ -253,24 +253,46 @@ KernelGenerator::Kernel KernelGenerator::gatherRowsKernel(Type e, int64_t width)
   return {name, spec};
 }
 
-// The greedy token of each logits row (a block per row): the first index of
-// its largest value, or -1 where a value is NaN or infinite; the engine's
-// greedyToken (runtime Sampler.h) on the GPU, so that a batch of greedy
-// requests copies R tokens to the host instead of R x vocab logits.
+// The token of each logits row (a block per row): the first index of the
+// largest score, the logit itself where the row's temperature T is 0
+// (greedy), else gumbelScore (lib/Artifact/GumbelNoise.h: logit / T plus
+// the row's seeded Gumbel noise); -1 where a logit is NaN or infinite. The
+// engine's greedyToken and gumbelMaxToken (runtime Sampler.h) on the GPU,
+// so that a batch copies R tokens to the host instead of R x vocab logits.
 // Thread t reads units (4 values where vocab allows 16-byte loads, else 1)
-// t, t + T, t + 2T, ... in rounds of kGreedyLoads loads, so its indices
+// t, t + T, t + 2T, ... in rounds of kSampleLoads loads, so its indices
 // only grow and a strict > keeps the first maximum; warps and then the
-// block combine (value, index) pairs, ties to the lower index.
-KernelGenerator::Kernel KernelGenerator::greedyTokensKernel(int64_t vocab) {
-  std::string name = sanitize("greedy_tokens_" + std::to_string(vocab));
-  KernelSpec spec{KernelFamily::GreedyTokens};
-  Type i32 = b.getI32Type(), f32t = b.getF32Type();
+// block combine (score, index) pairs, ties to the lower index.
+KernelGenerator::Kernel KernelGenerator::sampleTokensKernel(int64_t vocab) {
+  std::string name = sanitize("sample_tokens_" + std::to_string(vocab));
+  KernelSpec spec{KernelFamily::SampleTokens};
+  Type i32 = b.getI32Type(), f32t = b.getF32Type(), i64 = b.getI64Type();
   int64_t perUnit = vocab % 4 == 0 ? 4 : 1, units = vocab / perUnit;
   Type unitType = perUnit == 4 ? Type(VectorType::get({4}, f32t)) : f32t;
-  if (!beginKernel(name, {flat(unitType), flat(i32)}, kGreedyThreads, 3 * kReduceScratch))
+  if (!beginKernel(name, {flat(unitType), flat(f32t), flat(i64), flat(i32)},
+                   kSampleThreads, 3 * kReduceScratch))
     return {name, spec};
-  Value logits = kernel.getArgument(0), tokens = kernel.getArgument(1);
-  Value rowBase = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), index(units));
+  Value logits = kernel.getArgument(0), tokens = kernel.getArgument(3);
+  Value row = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value rowBase = mul(row, index(units));
+  Value temperature =
+      memref::LoadOp::create(b, kernel.getArgument(1), ValueRange{row});
+  Value seed =
+      memref::LoadOp::create(b, kernel.getArgument(2), ValueRange{row});
+  Value sampled =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, temperature, f32(0));
+  Value inverseT = arith::DivFOp::create(
+      b, f64(1.0), arith::ExtFOp::create(b, b.getF64Type(), temperature));
+  // Logit v at `element`: its Gumbel score, or v itself (greedy).
+  auto score = [&](Value v, Value element, bool noisy) {
+    if (!noisy)
+      return v;
+    Value noise =
+        gumbelNoise(seed, arith::IndexCastOp::create(b, i64, element));
+    Value fused = math::FmaOp::create(
+        b, arith::ExtFOp::create(b, b.getF64Type(), v), inverseT, noise);
+    return arith::TruncFOp::create(b, f32t, fused).getResult();
+  };
   Value negInf = f32(-std::numeric_limits<double>::infinity());
   auto i32c = [&](int32_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
   auto cmpf = [&](arith::CmpFPredicate p, Value x, Value y) {
@@ -290,39 +312,58 @@ KernelGenerator::Kernel KernelGenerator::greedyTokensKernel(int64_t vocab) {
     return Best{arith::SelectOp::create(b, take, other.value, x.value),
                 arith::SelectOp::create(b, take, other.at, x.at), addf(x.check, other.check)};
   };
-  int64_t round = kGreedyThreads * kGreedyLoads;
-  auto loop = scf::ForOp::create(b, index(0), index(units), index(round),
-                                 ValueRange{negInf, i32c(0), f32(0)});
-  {
+  // A thread's (best, at, check) over its units: one loop for sampled rows
+  // and one for greedy rows, chosen once per block, so that greedy rows
+  // cost what they did before sampling. Sampled rows compute far more per
+  // unit (two f64 logarithms a value) and keep fewer loads in flight,
+  // within the registers.
+  auto scan = [&](bool noisy) {
+    int64_t loads = noisy ? kSampleNoisyLoads : kSampleLoads,
+            round = kSampleThreads * loads;
+    auto loop = scf::ForOp::create(b, index(0), index(units), index(round),
+                                   ValueRange{negInf, i32c(0), f32(0)});
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(loop.getBody());
     Value best = loop.getRegionIterArg(0), at = loop.getRegionIterArg(1),
           check = loop.getRegionIterArg(2);
     SmallVector<Value> positions, inside, loaded;
-    for (int64_t u = 0; u < kGreedyLoads; ++u) { // every load first
-      Value i = add(loop.getInductionVar(), add(index(u * kGreedyThreads), threadId));
+    for (int64_t u = 0; u < loads; ++u) { // every load first
+      Value i =
+          add(loop.getInductionVar(), add(index(u * kSampleThreads), threadId));
       inside.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, i, index(units)));
       positions.push_back(i);
       loaded.push_back(memref::LoadOp::create(
           b, logits, ValueRange{add(rowBase, arith::SelectOp::create(b, inside[u], i, index(0)))}));
     }
-    for (int64_t u = 0; u < kGreedyLoads; ++u) {
+    for (int64_t u = 0; u < loads; ++u) {
       for (int64_t e = 0; e < perUnit; ++e) {
         Value v = perUnit == 1 ? loaded[u]
                                : LLVM::ExtractElementOp::create(
-                                     b, loaded[u], arith::ConstantIntOp::create(b, e, 32))
+                                     b, loaded[u],
+                                     arith::ConstantIntOp::create(b, e, 32))
                                      .getResult();
-        Value larger = arith::AndIOp::create(b, inside[u],
-                                             cmpf(arith::CmpFPredicate::OGT, v, best));
-        best = arith::SelectOp::create(b, larger, v, best);
         Value element = add(mul(positions[u], index(perUnit)), index(e));
+        Value s = score(v, element, noisy);
+        Value larger = arith::AndIOp::create(
+            b, inside[u], cmpf(arith::CmpFPredicate::OGT, s, best));
+        best = arith::SelectOp::create(b, larger, s, best);
         at = arith::SelectOp::create(b, larger, arith::IndexCastOp::create(b, i32, element), at);
         check = addf(check, arith::SelectOp::create(b, inside[u], mulf(v, f32(0)), f32(0)));
       }
     }
     scf::YieldOp::create(b, ValueRange{best, at, check});
+    return loop.getResults();
+  };
+  auto rowScan = scf::IfOp::create(b, TypeRange{f32t, i32, f32t}, sampled,
+                                   /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(rowScan.thenBlock());
+    scf::YieldOp::create(b, scan(true));
+    b.setInsertionPointToStart(rowScan.elseBlock());
+    scf::YieldOp::create(b, scan(false));
   }
-  Best mine{loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+  Best mine{rowScan.getResult(0), rowScan.getResult(1), rowScan.getResult(2)};
   for (int32_t offset = kWarp / 2; offset > 0; offset /= 2) {
     auto shuffle = [&](Value v) {
       return gpu::ShuffleOp::create(b, v, offset, kWarp, gpu::ShuffleMode::XOR)
@@ -349,7 +390,7 @@ KernelGenerator::Kernel KernelGenerator::greedyTokensKernel(int64_t vocab) {
                   memref::LoadOp::create(b, scratch, ValueRange{index(w + 2 * kReduceScratch)})};
     };
     Best all = warpBest(0);
-    for (int64_t w = 1; w < kGreedyThreads / kWarp; ++w)
+    for (int64_t w = 1; w < kSampleThreads / kWarp; ++w)
       all = combine(all, warpBest(w));
     Value finite = cmpf(arith::CmpFPredicate::OEQ, all.check, f32(0));
     memref::StoreOp::create(b, arith::SelectOp::create(b, finite, all.at, i32c(-1)), tokens,

@@ -19,25 +19,6 @@ namespace {
 constexpr int64_t kFillThreads = 256;
 } // namespace
 
-Value KernelGenerator::randomUniform(Value seed, Value i) {
-  Type i64 = b.getI64Type();
-  auto constant = [&](uint64_t v) {
-    return arith::ConstantOp::create(b, b.getIntegerAttr(i64, (int64_t)v)).getResult();
-  };
-  auto xorShift = [&](Value z, uint64_t shift) {
-    return arith::XOrIOp::create(b, z, arith::ShRUIOp::create(b, z, constant(shift)));
-  };
-  Value z = arith::AddIOp::create(
-      b, seed, arith::MulIOp::create(b, arith::AddIOp::create(b, i, constant(1)),
-                                     constant(0x9e3779b97f4a7c15ull)));
-  z = arith::MulIOp::create(b, xorShift(z, 30), constant(0xbf58476d1ce4e5b9ull));
-  z = arith::MulIOp::create(b, xorShift(z, 27), constant(0x94d049bb133111ebull));
-  z = xorShift(z, 31);
-  Value bits = arith::UIToFPOp::create(b, b.getF64Type(), arith::ShRUIOp::create(b, z, constant(11)));
-  // Dividing by 2^52 is exact, as the multiplication by 2^-52 is.
-  return arith::SubFOp::create(b, arith::MulFOp::create(b, bits, f64(0x1p-52)), f64(1.0));
-}
-
 Value KernelGenerator::randomWeight(Value seed, Value i, Value scale, Value offset) {
   Value v = arith::AddFOp::create(b, offset,
                                   arith::MulFOp::create(b, scale, randomUniform(seed, i)));

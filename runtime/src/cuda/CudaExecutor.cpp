@@ -367,7 +367,7 @@ Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
   std::vector<int32_t> generatedRows = in.generatedRows();
   StepParamValues params =
       stepParams(tokens, generatedRows.size(), rows, limits_.blockSize, width,
-                 in.maxKeys(false), in.maxKeys(true), in.greedyOnly);
+                 in.maxKeys(false), in.maxKeys(true), in.tokensOnly);
   struct Upload {
     PlanInput input;
     const void *data;
@@ -383,7 +383,11 @@ Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
         Upload{PlanInput::GeneratedRows, generatedRows.data(),
                generatedRows.size() * 4},
         Upload{PlanInput::LogitRows, in.logitRows.data(),
-               in.logitRows.size() * 4}}) {
+               in.logitRows.size() * 4},
+        Upload{PlanInput::Temperatures, in.temperatures.data(),
+               in.temperatures.size() * 4},
+        Upload{PlanInput::NoiseSeeds, in.noiseSeeds.data(),
+               in.noiseSeeds.size() * 8}}) {
     Status s = upload(input(u.input), u.data, u.bytes);
     if (!s.ok())
       return s;
@@ -391,7 +395,7 @@ Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
   Status s = ensureZeroed(input(PlanInput::Logits), std::max<int64_t>(rows, 1) * vocab * 4);
   if (!s.ok())
     return s;
-  s = ensure(input(PlanInput::GreedyTokens), std::max<int64_t>(rows, 1) * 4);
+  s = ensure(input(PlanInput::SampledTokens), std::max<int64_t>(rows, 1) * 4);
   if (!s.ok())
     return s;
   if (s = ensureBuffers(params); !s.ok())
@@ -403,14 +407,14 @@ Status CudaExecutor::run(const StepInput &in, StepOutput &output) {
           : enqueueSteps(params);
   if (!s.ok())
     return s;
-  // A greedy batch copies a token per row (the plan's greedy_tokens
+  // A tokens-only batch copies a token per row (the plan's sample_tokens
   // kernel ran), else the rows of logits.
-  if (in.greedyOnly) {
-    output.greedyTokens.resize(rows);
+  if (in.tokensOnly) {
+    output.sampledTokens.resize(rows);
     if (rows)
-      COHERE2C_CHECK(api_->cuMemcpyDtoHAsync(output.greedyTokens.data(),
-                                             input(PlanInput::GreedyTokens).ptr,
-                                             rows * 4, stream_));
+      COHERE2C_CHECK(api_->cuMemcpyDtoHAsync(
+          output.sampledTokens.data(), input(PlanInput::SampledTokens).ptr,
+          rows * 4, stream_));
   } else {
     output.logits.resize(rows * vocab);
     if (rows)

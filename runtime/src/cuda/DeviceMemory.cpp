@@ -80,8 +80,11 @@ Status CudaExecutor::planMemory(EngineOptions &options) {
   if (Status s = ensureZeroed(input(PlanInput::Logits), rows * m.config.vocabSize * 4);
       !s.ok())
     return s;
-  if (Status s = ensure(input(PlanInput::GreedyTokens), rows * 4); !s.ok())
-    return s;
+  for (auto [i, bytes] : {std::pair{PlanInput::SampledTokens, 4},
+                          std::pair{PlanInput::Temperatures, 4},
+                          std::pair{PlanInput::NoiseSeeds, 8}})
+    if (Status s = ensure(input(i), rows * bytes); !s.ok())
+      return s;
   double activations = 0;
   for (const auto &[name, a] : buffers_)
     activations += a.bytes;

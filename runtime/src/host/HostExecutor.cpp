@@ -102,7 +102,7 @@ Status HostExecutor::run(const StepInput &in, StepOutput &output) {
   auto out = mat(logits.data(), rows, limits_.vocab);
   reinterpret_cast<StepFn>(step_)(&weights, &ids, &positions, &seqs, &tables,
                                   &pool, &logitRows, &out, limits_.blockSize);
-  greedyTokensOnHost(in, limits_.vocab, output);
+  sampledTokensOnHost(in, limits_.vocab, output);
   return Status::success();
 }
 

@@ -57,6 +57,10 @@ struct Engine::Active {
     result.ttftMs = -1; // until the first token
     tokens = r.promptIds;
   }
+  /// The tokens generated so far: the index of the next one to sample.
+  int64_t generated() const {
+    return (int64_t)(tokens.size() - request.promptIds.size());
+  }
 };
 
 int64_t kvBlocksHeld(const KVGroup &group, int64_t positions, int64_t chunk,
@@ -447,12 +451,13 @@ Engine::StepBatch Engine::batchOf(std::vector<int64_t> chunks) const {
   batch.samples.resize(running_.size());
   StepInput &in = batch.input;
   in.numSeqs = running_.size();
-  // A batch of greedy requests recording no logits needs only each row's
-  // greedy token, which a cuda executor finds on the GPU.
-  in.greedyOnly =
+  // A batch whose requests sample greedily or at a temperature alone and
+  // record no logits needs only each row's token, which a cuda executor
+  // samples on the GPU.
+  in.tokensOnly =
       std::all_of(running_.begin(), running_.end(), [](const Active *a) {
-        return a->request.sampling.temperature <= 0.0 &&
-               !a->request.recordLogits && a->request.topLogprobs < 0;
+        return a->sampler.byArgmax() && !a->request.recordLogits &&
+               a->request.topLogprobs < 0;
       });
   for (size_t s = 0; s < running_.size(); ++s) {
     const Active *a = running_[s];
@@ -460,6 +465,10 @@ Engine::StepBatch Engine::batchOf(std::vector<int64_t> chunks) const {
     int64_t begin = kvCache_->numComputedTokens(a->seq);
     int64_t end = begin + chunk;
     bool completes = batch.samples[s] = end == (int64_t)a->tokens.size();
+    if (completes && in.tokensOnly) { // its one logits row, the last below
+      in.temperatures.push_back((float)a->request.sampling.temperature);
+      in.noiseSeeds.push_back(a->sampler.noiseSeed(a->generated()));
+    }
     batch.hasPrompt |=
         chunk > 0 &&
         (begin < (int64_t)a->request.promptIds.size() || chunk > 1);
@@ -534,8 +543,9 @@ std::vector<Engine::Sampled> Engine::sampleTokens(const StepBatch &batch) {
     int64_t row = batch.lastLogit[s] - 1;
     const float *logits = output_.logits.data() + row * vocab;
     Sampled &out = tokens[s];
-    out.token = batch.input.greedyOnly ? output_.greedyTokens[row]
-                                       : a.sampler.sample(logits, vocab);
+    out.token = batch.input.tokensOnly
+                    ? output_.sampledTokens[row]
+                    : a.sampler.sample(logits, vocab, a.generated());
     if (out.token >= 0 && a.request.topLogprobs >= 0) {
       out.logprobs.emplace();
       logSoftmaxAt(logits, vocab, out.token, a.request.topLogprobs,
@@ -543,7 +553,7 @@ std::vector<Engine::Sampled> Engine::sampleTokens(const StepBatch &batch) {
     }
   };
   // A thread per core costs more than a greedy row or two is worth.
-  if (batch.input.greedyOnly || sampling.size() < 2)
+  if (batch.input.tokensOnly || sampling.size() < 2)
     for (size_t i = 0; i < sampling.size(); ++i)
       sampleRow(i);
   else

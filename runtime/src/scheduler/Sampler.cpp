@@ -2,6 +2,8 @@
 
 #include "scheduler/Sampler.h"
 
+#include "Artifact/GumbelNoise.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -114,9 +116,37 @@ void logSoftmaxAt(const float *logits, int64_t vocab, int32_t token,
     topEntries.push_back({id, (float)(logits[id] - logZ)});
 }
 
-int32_t Sampler::sample(const float *logits, int64_t vocab) {
+int32_t gumbelMaxToken(const float *logits, int64_t vocab, double temperature,
+                       uint64_t noiseSeed) {
   int32_t greedy = greedyToken(logits, vocab);
-  if (greedy < 0 || params_.temperature <= 0.0)
+  if (greedy < 0 || temperature <= 0.0)
+    return greedy;
+  // The device kernel's formula (GumbelNoise.h), ties to the lower index.
+  double inverseT = 1.0 / (double)(float)temperature;
+  float best = -std::numeric_limits<float>::infinity();
+  int32_t at = 0;
+  for (int64_t i = 0; i < vocab; ++i) {
+    float score = gumbelScore(logits[i], inverseT, noiseSeed, i);
+    if (score > best)
+      best = score, at = (int32_t)i;
+  }
+  return at;
+}
+
+bool Sampler::byArgmax() const {
+  return params_.temperature <= 0.0 ||
+         (params_.topK <= 0 && params_.topP >= 1.0);
+}
+
+uint64_t Sampler::noiseSeed(int64_t k) const {
+  return tokenNoiseSeed(params_.seed, k);
+}
+
+int32_t Sampler::sample(const float *logits, int64_t vocab, int64_t k) {
+  if (byArgmax())
+    return gumbelMaxToken(logits, vocab, params_.temperature, noiseSeed(k));
+  int32_t greedy = greedyToken(logits, vocab);
+  if (greedy < 0)
     return greedy;
   // The kept ids: the top-k (or all), with their weights exp((l - max) / T)
   // and the sum Z of those weights.
@@ -124,21 +154,6 @@ int32_t Sampler::sample(const float *logits, int64_t vocab) {
   auto weight = [&](int32_t id) { return std::exp((logits[id] - top) / params_.temperature); };
   int64_t keep = params_.topK > 0 ? std::min<int64_t>(params_.topK, vocab) : vocab;
   bool nucleus = params_.topP < 1.0;
-  if (keep == vocab && !nucleus) {
-    // Every id in id order, by the inverse of the cumulative weights: the
-    // same distribution, with no order to find. Weights in float (expf is
-    // several times cheaper than exp on a 256,000-id row), summed in double.
-    float inverseT = (float)(1.0 / params_.temperature), topF = (float)top;
-    std::vector<float> weights(vocab);
-    double z = 0;
-    for (int64_t i = 0; i < vocab; ++i)
-      z += weights[i] = std::exp((logits[i] - topF) * inverseT);
-    double u = std::uniform_real_distribution<double>(0.0, z)(rng_), cumulative = 0;
-    for (int64_t i = 0; i < vocab; ++i)
-      if ((cumulative += weights[i]) > u)
-        return (int32_t)i;
-    return greedy; // u within rounding of z: the most likely id
-  }
   double z = 0;
   if (keep == vocab)
     for (int64_t i = 0; i < vocab; ++i)

@@ -25,6 +25,14 @@ struct SamplingParams {
 /// largest value, or -1 if a value is NaN or infinite (or vocab is 0).
 int32_t greedyToken(const float *logits, int64_t vocab);
 
+/// A token drawn from softmax(logits / temperature) by the Gumbel-max trick
+/// with the noise of `noiseSeed` (lib/Artifact/GumbelNoise.h): the first
+/// index of the largest gumbelScore, as the cuda target's sample_tokens
+/// kernel computes it; greedyToken() at temperature 0. -1 if a logit is NaN
+/// or infinite.
+int32_t gumbelMaxToken(const float *logits, int64_t vocab, double temperature,
+                       uint64_t noiseSeed);
+
 /// The log-softmax of a row of `vocab` finite f32 logits at `token`, and
 /// the `top` largest entries of it (largest first, ties by lower id).
 /// Computed in double.
@@ -38,9 +46,16 @@ class Sampler {
 public:
   explicit Sampler(const SamplingParams &params)
       : params_(params), rng_(params.seed) {}
-  /// `logits`: [vocab] f32. Returns a token id in [0, vocab), or -1 if a
-  /// logit is NaN or infinite (no distribution to sample from).
-  int32_t sample(const float *logits, int64_t vocab);
+  /// Whether every token is greedy or gumbelMaxToken's: no top-k or top-p,
+  /// so a device can sample it from the logits it computed.
+  bool byArgmax() const;
+  /// The noise seed of the request's k-th sampled token (k from 0).
+  uint64_t noiseSeed(int64_t k) const;
+  /// The request's k-th token from `logits` ([vocab] f32): gumbelMaxToken
+  /// where byArgmax(), else drawn from the request's stream after top-k and
+  /// top-p. Returns a token id in [0, vocab), or -1 if a logit is NaN or
+  /// infinite (no distribution to sample from).
+  int32_t sample(const float *logits, int64_t vocab, int64_t k);
 
 private:
   SamplingParams params_;

@@ -401,7 +401,7 @@ TEST(LaunchPlanTest, CheckRefusesWhatCannotLaunch) {
 TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
   auto decode = stepParams(/*tokens=*/4, /*generated=*/4, /*rows=*/4, 16, 3,
                            /*maxKeys=*/0,
-                           /*maxGeneratedKeys=*/40, /*greedyOnly=*/false);
+                           /*maxGeneratedKeys=*/40, /*tokensOnly=*/false);
   EXPECT_EQ(decode[StepParam::DecodeTokens], 4);
   EXPECT_EQ(decode[StepParam::PrefillTiles], 0);
   auto prefill = stepParams(33, 0, 1, 16, 3, /*maxKeys=*/4096 + 33, 0, false);
@@ -463,9 +463,9 @@ TEST(LaunchPlanTest, StepParametersFollowTheTokenKinds) {
   EXPECT_EQ(prefill[StepParam::TokenSplits], 2); // 128 / 33 = 3, rounded down to 2
   EXPECT_EQ(prefill[StepParam::TokenSplitBlocks], 66);
   // Greedy tokens on the GPU: a block per logits row, only when asked.
-  EXPECT_EQ(decode[StepParam::GreedyRows], 0);
+  EXPECT_EQ(decode[StepParam::SampledRows], 0);
   EXPECT_EQ(stepParams(4, 4, 4, 16, 3, 0, 40,
-                       /*greedyOnly=*/true)[StepParam::GreedyRows],
+                       /*tokensOnly=*/true)[StepParam::SampledRows],
             4);
   EXPECT_TRUE(isDecodeStep(4, 4, 4, 4));
   EXPECT_FALSE(isDecodeStep(4, 3, 4, 4)); // a prompt token among them

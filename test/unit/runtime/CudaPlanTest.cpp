@@ -140,7 +140,7 @@ TEST_P(CudaPlanTest, PlanComputesTheModel) {
   ASSERT_TRUE(results.ok()) << results.status().message();
   for (const RequestResult &result : *results)
     checkGeneration(result);
-  // The same batch recording no logits: the plan's greedy_tokens kernel
+  // The same batch recording no logits: the plan's sample_tokens kernel
   // picks the tokens (only they are copied to the host); they are the ones
   // the engine picked from the logits rows.
   for (Request &r : all)

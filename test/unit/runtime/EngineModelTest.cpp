@@ -187,7 +187,7 @@ Tokens expectedTokens(const HashModel &model, const EngineOptions &options,
   while ((int64_t)out.size() < r.maxNewTokens) {
     model.logitsAt(keys, tokens.size() - 1, row.data());
     int32_t token = r.sampling.temperature > 0
-                        ? sampler.sample(row.data(), row.size())
+                        ? sampler.sample(row.data(), row.size(), out.size())
                         : firstMaximum(row);
     out.push_back(token);
     if (endsAt(options, r, token))

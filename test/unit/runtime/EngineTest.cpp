@@ -232,7 +232,7 @@ class NaNLogitsExecutor : public Executor {
 public:
   Status run(const StepInput &in, StepOutput &output) override {
     output.logits.assign(in.logitRows.size() * 512, steps_++ ? std::nanf("") : 1.0f);
-    greedyTokensOnHost(in, 512, output);
+    sampledTokensOnHost(in, 512, output);
     return Status::success();
   }
   int64_t bytesPerBlock() const override { return 1; }

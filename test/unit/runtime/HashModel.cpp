@@ -231,7 +231,7 @@ Status HashModelExecutor::run(const StepInput &input, StepOutput &output) {
   for (size_t r = 0; r < input.logitRows.size(); ++r)
     hashModel.logits(hashes[input.logitRows[r]],
                      output.logits.data() + r * vocab);
-  greedyTokensOnHost(input, vocab, output);
+  sampledTokensOnHost(input, vocab, output);
   return Status::success();
 }
 

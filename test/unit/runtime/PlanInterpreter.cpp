@@ -128,8 +128,24 @@ PlanInterpreter::Ref PlanInterpreter::arg(const PlanArg &a) {
       return ints(input_->tables[a.group]);
     case PlanInput::LogitRows:
       return ints(input_->logitRows);
-    case PlanInput::GreedyTokens:
-      return ints(greedyTokens_);
+    case PlanInput::SampledTokens:
+      return ints(sampledTokens_);
+    case PlanInput::Temperatures:
+      return {reinterpret_cast<char *>(
+                  const_cast<float *>(input_->temperatures.data())),
+              DType::F32,
+              0,
+              (int64_t)input_->temperatures.size(),
+              name,
+              &error_};
+    case PlanInput::NoiseSeeds: // read as u64 by sampledTokens
+      return {reinterpret_cast<char *>(
+                  const_cast<uint64_t *>(input_->noiseSeeds.data())),
+              DType::F32,
+              0,
+              2 * (int64_t)input_->noiseSeeds.size(),
+              name,
+              &error_};
     }
     break;
   }
@@ -179,8 +195,8 @@ void PlanInterpreter::kernel(const PlanStep &step, int64_t gridX) {
     case F::GatherRows:
       gatherRows(step, t);
       break;
-    case F::GreedyTokens:
-      greedyTokens(step, t);
+    case F::SampleTokens:
+      sampledTokens(step, t);
       break;
     case F::Gemv:
     case F::GemvFP8:
@@ -307,14 +323,24 @@ void PlanInterpreter::gatherRows(const PlanStep &step, int64_t t) {
     out.set(t * w + d, in.get(rows.getInt(t) * w + d));
 }
 
-void PlanInterpreter::greedyTokens(const PlanStep &step, int64_t t) {
-  // Row t's greedy token: the engine's own greedyToken.
+void PlanInterpreter::sampledTokens(const PlanStep &step, int64_t t) {
+  // Row t's token: the engine's own gumbelMaxToken at the row's temperature
+  // and noise seed (a u64: two elements of the seeds' Ref).
   int64_t vocab = manifest_.config.vocabSize;
-  Ref logits = arg(step.args[0]), tokens = arg(step.args[1]);
+  Ref logits = arg(step.args[0]), temperatures = arg(step.args[1]),
+      seeds = arg(step.args[2]), tokens = arg(step.args[3]);
   std::vector<float> row(vocab);
   for (int64_t d = 0; d < vocab; ++d)
     row[d] = logits.get(t * vocab + d);
-  tokens.setInt(t, greedyToken(row.data(), vocab));
+  if (!seeds.inBounds(2 * t + 1)) {
+    error_ =
+        step.kernel + ": no noise seed for logits row " + std::to_string(t);
+    return;
+  }
+  uint64_t seed;
+  std::memcpy(&seed, seeds.data + 8 * t, 8);
+  tokens.setInt(t,
+                gumbelMaxToken(row.data(), vocab, temperatures.get(t), seed));
 }
 
 void PlanInterpreter::gemv(const PlanStep &step, int64_t t) {
@@ -370,12 +396,12 @@ Status PlanInterpreter::run(const StepInput &in, StepOutput &output) {
   generatedRows_ = in.generatedRows();
   params_ =
       stepParams(tokens, generatedRows_.size(), rows, blockSize_, in.tableWidth,
-                 in.maxKeys(false), in.maxKeys(true), in.greedyOnly);
+                 in.maxKeys(false), in.maxKeys(true), in.tokensOnly);
   mostPrefillSplits_ = std::max(mostPrefillSplits_, params_[StepParam::PrefillSplits]);
   if (params_[StepParam::DecodeTokens])
     mostDecodeSplits_ = std::max(mostDecodeSplits_, params_[StepParam::DecodeSplits]);
   logits_.assign(rows * manifest_.config.vocabSize, 0.0f);
-  greedyTokens_.assign(rows, -2); // not a token: rows the plan left unset fail
+  sampledTokens_.assign(rows, -2); // not a token: rows the plan left unset fail
   for (const PlanBuffer &b : manifest_.launchPlan.buffers) {
     // Exactly this step's size: a rows parameter too small for what the
     // kernels touch is an out-of-bounds error, not a read of an earlier
@@ -410,9 +436,9 @@ Status PlanInterpreter::run(const StepInput &in, StepOutput &output) {
   }
   if (!error_.empty())
     return Status::error(error_);
-  // As the cuda executor: greedy tokens from the plan's kernel, or logits.
-  if (in.greedyOnly)
-    output.greedyTokens = greedyTokens_;
+  // As the cuda executor: sampled tokens from the plan's kernel, or logits.
+  if (in.tokensOnly)
+    output.sampledTokens = sampledTokens_;
   else
     output.logits = logits_;
   return Status::success();

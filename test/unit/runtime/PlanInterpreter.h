@@ -78,7 +78,7 @@ private:
   void swiglu(const PlanStep &step, int64_t t);
   void residualSum(const PlanStep &step, int64_t t);
   void gatherRows(const PlanStep &step, int64_t t);
-  void greedyTokens(const PlanStep &step, int64_t t);
+  void sampledTokens(const PlanStep &step, int64_t t);
   void gemv(const PlanStep &step, int64_t t);
   // PlanInterpreterAttention.cpp
   void kvAppend(const PlanStep &step, int64_t t);
@@ -120,7 +120,7 @@ private:
   const StepInput *input_ = nullptr;
   std::vector<int32_t> generatedRows_; // of input_
   std::vector<float> logits_;
-  std::vector<int32_t> greedyTokens_;
+  std::vector<int32_t> sampledTokens_;
   int64_t mostPrefillSplits_ = 0, mostDecodeSplits_ = 0;
   bool sideStreamFirst_ = true;
 };

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "scheduler/Sampler.h"
+#include "Artifact/GumbelNoise.h"
 
 #include <gtest/gtest.h>
 
@@ -25,14 +26,14 @@ std::vector<double> frequencies(SamplingParams params, const std::vector<float> 
   Sampler sampler(params);
   std::vector<double> count(logits.size(), 0);
   for (int i = 0; i < draws; ++i)
-    count[sampler.sample(logits.data(), logits.size())] += 1.0 / draws;
+    count[sampler.sample(logits.data(), logits.size(), i)] += 1.0 / draws;
   return count;
 }
 
 TEST(SamplerTest, GreedyTakesTheFirstLargest) {
   Sampler sampler(SamplingParams{});
   std::vector<float> logits = {0.5f, 2.0f, -1.0f, 2.0f};
-  EXPECT_EQ(sampler.sample(logits.data(), logits.size()), 1);
+  EXPECT_EQ(sampler.sample(logits.data(), logits.size(), 0), 1);
 }
 
 // A vocabulary's worth of values: the largest found in the vectorized body
@@ -45,9 +46,9 @@ TEST(SamplerTest, GreedyTakesTheFirstLargestOfManyAndRefusesNonFinite) {
     logits[i] = std::sin(0.37f * i); // in [-1, 1]
   logits[900] = 5.0f;
   logits[37] = 5.0f;
-  EXPECT_EQ(sampler.sample(logits.data(), logits.size()), 37);
+  EXPECT_EQ(sampler.sample(logits.data(), logits.size(), 0), 37);
   logits[995] = 6.0f; // 1000 = 62 x 16 + 8: in the tail
-  EXPECT_EQ(sampler.sample(logits.data(), logits.size()), 995);
+  EXPECT_EQ(sampler.sample(logits.data(), logits.size(), 0), 995);
   SamplingParams hot;
   hot.temperature = 1.0;
   Sampler warm(hot);
@@ -56,8 +57,10 @@ TEST(SamplerTest, GreedyTakesTheFirstLargestOfManyAndRefusesNonFinite) {
     for (size_t at : {size_t(0), size_t(500), size_t(999)}) {
       std::vector<float> broken = logits;
       broken[at] = bad;
-      EXPECT_EQ(sampler.sample(broken.data(), broken.size()), -1) << bad << " at " << at;
-      EXPECT_EQ(warm.sample(broken.data(), broken.size()), -1) << bad << " at " << at;
+      EXPECT_EQ(sampler.sample(broken.data(), broken.size(), 0), -1)
+          << bad << " at " << at;
+      EXPECT_EQ(warm.sample(broken.data(), broken.size(), 0), -1)
+          << bad << " at " << at;
     }
 }
 
@@ -219,7 +222,46 @@ TEST(SamplerTest, SameSeedSameTokens) {
   std::vector<float> logits = {0.1f, 0.2f, 0.3f, 0.4f};
   Sampler a(p), b(p);
   for (int i = 0; i < 100; ++i)
-    EXPECT_EQ(a.sample(logits.data(), 4), b.sample(logits.data(), 4));
+    EXPECT_EQ(a.sample(logits.data(), 4, i), b.sample(logits.data(), 4, i));
+}
+
+// The noise is standard Gumbel: mean the Euler-Mascheroni constant, variance
+// pi^2 / 6, P(g <= 0) = exp(-1); draws of other seeds and indices differ.
+TEST(SamplerTest, GumbelNoiseIsStandardGumbel) {
+  const int n = 200000;
+  double sum = 0, squares = 0, atMostZero = 0;
+  for (int i = 0; i < n; ++i) {
+    double g = gumbelNoise(tokenNoiseSeed(5, i / 1000), i % 1000);
+    sum += g, squares += g * g, atMostZero += g <= 0;
+  }
+  double mean = sum / n, variance = squares / n - mean * mean;
+  EXPECT_NEAR(mean, 0.5772156649, 0.01);
+  EXPECT_NEAR(variance, M_PI * M_PI / 6, 0.03);
+  EXPECT_NEAR(atMostZero / n, std::exp(-1.0), 0.005);
+  EXPECT_NE(gumbelNoise(tokenNoiseSeed(5, 0), 0),
+            gumbelNoise(tokenNoiseSeed(6, 0), 0));
+  EXPECT_NE(gumbelNoise(tokenNoiseSeed(5, 0), 0),
+            gumbelNoise(tokenNoiseSeed(5, 1), 0));
+}
+
+// Temperature sampling is an argmax of logit / T + noise, one pass: what the
+// cuda target's sample_tokens kernel computes from the same seeds. Over the
+// k-th tokens of many seeds it follows the softmax at T; at T = 0 (or with
+// infinite T's inverse, none) it is the greedy token.
+TEST(SamplerTest, GumbelMaxFollowsTheSoftmax) {
+  std::vector<float> logits = {1.0f, 0.0f, std::log(2.0f) + 1.0f, -30.0f};
+  std::vector<double> expected(4);
+  double z = 0;
+  for (size_t i = 0; i < 4; ++i)
+    z += expected[i] = std::exp(logits[i] / 0.5);
+  std::vector<double> count(4, 0);
+  const int n = 40000;
+  for (int k = 0; k < n; ++k)
+    count[gumbelMaxToken(logits.data(), 4, 0.5,
+                         tokenNoiseSeed(k % 97, k / 97))] += 1.0 / n;
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_NEAR(count[i], expected[i] / z, 0.01) << "id " << i;
+  EXPECT_EQ(gumbelMaxToken(logits.data(), 4, 0.0, 123), 2);
 }
 
 } // namespace
