@@ -425,7 +425,9 @@ typedef struct cohere2c_request_options_t {
   /* Sampling: temperature 0 (the default) is greedy (the lowest id among
    * equal maxima); top_k 0 and top_p 1 (the defaults) keep every token
    * (top-p: Holtzman et al., 2019). The random stream is the request's own
-   * (seed), so it samples the same tokens whatever it is batched with. */
+   * (seed), so it samples the same tokens whatever it is batched with. At a
+   * temperature without top-k or top-p a token is the argmax of logit / T
+   * plus seeded Gumbel noise, which the GPU computes for the whole batch. */
   double temperature;
   int64_t top_k;
   double top_p;

@@ -128,7 +128,7 @@ private:
   DeviceArray &input(PlanInput i) { return inputs_[(int)i]; }
   std::map<std::string, DeviceArray> buffers_;
   /// Decode-step graphs by their step parameters (every size the launches
-  /// depend on: tokens, table widths, whether greedy tokens are picked),
+  /// depend on: tokens, table widths, whether tokens are picked),
   /// valid while no device array they captured was reallocated (generation).
   struct Graph {
     CUgraph graph = nullptr;

@@ -271,7 +271,7 @@ private:
   std::map<Ticket, std::unique_ptr<Active>> active_;
   std::vector<Active *> waiting_, running_;
   EngineStats stats_;
-  /// The last step's logits ([rows, vocab] f32) or greedy tokens. Kept
+  /// The last step's logits ([rows, vocab] f32) or sampled tokens. Kept
   /// from step to step: a batch's rows (65 MB at batch 64 of a
   /// 256000-token vocabulary) newly allocated each step cost more than the
   /// copy that fills them.
