@@ -10,11 +10,15 @@ def random_prompt(rng, vocab, length):
     return [rng.randrange(FIRST_ID, vocab) for _ in range(length)]
 
 
-def write_requests(path, count, prompt_length, new_tokens, vocab, seed=0):
+def write_requests(path, count, prompt_length, new_tokens, vocab, seed=0, temperature=0.0):
     """`count` requests r0, r1, ... of random prompts, each asking for `new_tokens`, one JSON
-    object a line (cohere2c-run's --requests format)."""
+    object a line (cohere2c-run's --requests format); greedy, or sampled at `temperature`
+    with request i's seed i."""
     rng = random.Random(seed)
     with open(path, "w") as f:
         for i in range(count):
-            f.write(json.dumps({"id": f"r{i}", "prompt_ids": random_prompt(rng, vocab, prompt_length),
-                                "max_new_tokens": new_tokens}) + "\n")
+            request = {"id": f"r{i}", "prompt_ids": random_prompt(rng, vocab, prompt_length),
+                       "max_new_tokens": new_tokens}
+            if temperature > 0:
+                request.update(temperature=temperature, seed=i)
+            f.write(json.dumps(request) + "\n")

@@ -3,11 +3,12 @@
 
     throughput_bench.py --artifacts DIR [--run BIN] [--config CONFIG] [--precisions bf16,fp8-rowwise]
                         [--cases 128/128:256,512;2048/128:256] [--requests 1024]
-                        [--hf-checkpoint DIR --hf-batches 64,128,256]
+                        [--temperature T] [--hf-checkpoint DIR --hf-batches 64,128,256]
                         [--work DIR] [--markdown FILE] [--plot FILE.png] [--commit TEXT]
 
 Every request of a case is queued at once (cohere2c-run --requests: ISL random prompt ids, OSL
-generated tokens, --ignore-eos, greedy, seeded random weights of DIR/command-r7b-PRECISION.so's
+generated tokens, --ignore-eos, greedy or sampled at --temperature (request i with seed i),
+seeded random weights of DIR/command-r7b-PRECISION.so's
 shapes), and the engine serves them under --max-batch B with its default step token budget and
 the KV cache the device memory plan leaves (--kv-blocks 0). A case is ISL/OSL:B1,B2,... .
 Measured per run, from cohere2c-run's per-request lines (times from the moment all requests are
@@ -160,7 +161,8 @@ def main():
         vocab = vocab_of(ARGS.config)
         for isl, osl, batches in parse_cases(ARGS.cases):
             requests = os.path.join(work, f"requests-{isl}-{osl}.jsonl")
-            write_requests(requests, ARGS.requests, isl, osl, vocab, seed=isl * 7919 + osl)
+            write_requests(requests, ARGS.requests, isl, osl, vocab, seed=isl * 7919 + osl,
+                           temperature=ARGS.temperature)
             for batch in batches:
                 log = os.path.join(work, f"log-{precision}-{isl}-{osl}-{batch}.txt")
                 r = run_cohere2c(artifact, requests, isl, osl, batch, log)
@@ -194,6 +196,7 @@ if __name__ == "__main__":
     ap.add_argument("--precisions", default="bf16,fp8-rowwise")
     ap.add_argument("--cases", default="128/128:64,128,256,512;128/2048:256;2048/128:256")
     ap.add_argument("--requests", type=int, default=1024)
+    ap.add_argument("--temperature", type=float, default=0.0)
     ap.add_argument("--hf-checkpoint")
     ap.add_argument("--hf-batches", default="64,128,256")
     ap.add_argument("--work")

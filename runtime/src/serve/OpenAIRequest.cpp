@@ -4,6 +4,7 @@
 #include "Support/Json.h"
 
 #include <cmath>
+#include <random>
 
 namespace cohere2c::serve {
 
@@ -107,7 +108,11 @@ private:
     spec.topK = topK && *topK > 0 ? *topK : 0;
     if (auto error = integer("seed", INT64_MIN, INT64_MAX, seed))
       return error;
-    spec.seed = seed ? (uint64_t)*seed : 0;
+    // Without a seed, a request draws its own (as vLLM's seed None): two
+    // such requests sample independently.
+    spec.seed = seed ? (uint64_t)*seed
+                     : ((uint64_t)std::random_device{}() << 32) ^
+                           std::random_device{}();
     return std::nullopt;
   }
 
