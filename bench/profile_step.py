@@ -37,7 +37,7 @@ FAMILIES = [
     ("gemv", "matrix-vector (one-token linear layers)"),
     ("embedding", "embedding"),
     ("gather_rows", "row gathers"),
-    ("sample_tokens", "greedy tokens"),
+    ("sample_tokens", "sampled tokens"),
 ]
 GEMM = "GEMMs (cuBLASLt)"
 
