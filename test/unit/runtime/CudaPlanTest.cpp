@@ -284,8 +284,9 @@ TEST_P(CudaPlanFP8Test, OneTokenStepsMatchWholePromptSteps) {
 // streams that each write and then read back the same buffer agree in both
 // orders; LaunchPlan::check refuses such plans.)
 // The same plan with its first join moved after the step that follows it
-// (the residual sum, which reads the side stream's down projection) must
-// not (whole prompt), or the comparison could not see a race.
+// (the o projection's GEMM, which adds into the sum the side stream's down
+// projection wrote) must not (whole prompt), or the comparison could not
+// see a race.
 TEST(CudaPlanStreamsTest, StreamOrderDoesNotChangeTheLogits) {
   for (const char *precision : {"f32", "bf16", "fp8-rowwise"}) {
     SCOPED_TRACE(precision);
@@ -339,6 +340,52 @@ TEST(CudaPlanStreamsTest, StreamOrderDoesNotChangeTheLogits) {
       EXPECT_EQ(differ(manifest, 1), 0) << "one token per step";
     EXPECT_GT(differ(lateJoin, 0), 0);
   }
+}
+
+// Requests sampling at a temperature take their tokens from the plan's
+// sample_tokens launch (the step's temperatures and noise seeds, per
+// logits row) when none records logits, and from the engine's own
+// gumbelMaxToken on the logits when one does: the same tokens, prompt
+// chunks and decode steps alike. Two requests of other seeds and
+// temperatures batched, tiny-cohere2 bf16, prefill chunks of 5.
+TEST(CudaPlanSamplingTest, PlanSamplesTheHostSamplersTokens) {
+  auto model = ReferenceModel::load("tiny-cohere2", "cuda-bf16");
+  ASSERT_TRUE(model->artifact && model->weights);
+  const Manifest &manifest = model->artifact->manifest();
+  EngineOptions options = interpreterOptions();
+  options.prefillChunk = 5;
+  auto tokens = [&](bool recordLogits) {
+    std::vector<std::vector<int32_t>> all;
+    PlanInterpreter interpreter(manifest, *model->weights, options.numBlocks,
+                                options.blockSize);
+    auto engine = Engine::create(interpreter, manifest, options);
+    EXPECT_TRUE(engine.ok()) << engine.status().message();
+    if (!engine.ok())
+      return all;
+    std::vector<Request> requests;
+    for (auto [seed, temperature] :
+         {std::pair{3ull, 0.8}, std::pair{4ull, 1.5}}) {
+      Request r;
+      r.id = "seed " + std::to_string(seed);
+      r.promptIds = model->prompts.begin()->second;
+      r.maxNewTokens = 12;
+      r.sampling.temperature = temperature;
+      r.sampling.seed = seed;
+      r.recordLogits = recordLogits;
+      requests.push_back(r);
+    }
+    auto results = (*engine)->run(requests);
+    EXPECT_TRUE(results.ok()) << results.status().message();
+    if (results.ok())
+      for (const RequestResult &r : *results)
+        all.push_back(r.generatedIds);
+    return all;
+  };
+  std::vector<std::vector<int32_t>> onPlan = tokens(false),
+                                    onHost = tokens(true);
+  ASSERT_EQ(onPlan.size(), 2u);
+  EXPECT_EQ(onPlan, onHost);
+  EXPECT_NE(onPlan[0], onPlan[1]) << "two seeds drew the same 12 tokens";
 }
 
 INSTANTIATE_TEST_SUITE_P(AllModels, CudaPlanFP8Test, ::testing::ValuesIn(referenceModelNames()),
