@@ -8,11 +8,14 @@
 // row (the compiler's sample_tokens kernel) and the host (the runtime's
 // gumbelMaxToken) gets the same token from the same row.
 //
-// The noise of index i for seed s: g = -log(-log(u)), u = ((z >> 11) + 0.5)
-// * 2^-53 in (0, 1), z = splitMix64(s, i), in double; the score is
-// fma(logit, 1 / T, g) in double, rounded to f32 (so that the host's and
-// the device's logarithms, each within an ulp, give the same scores), and
-// the token is the lowest index of the largest score. A request's k-th
+// The noise of index i for seed s: g = -log(-log(u)), u = ((z >> 12) + 0.5)
+// * 2^-52 (exact, strictly inside (0, 1)), z = splitMix64(s, i), in double;
+// the score is fma(logit, 1 / T, g) in double, rounded to f32, and the
+// token is the lowest index of the largest score. The host's and the
+// device's logarithms are each within an ulp of the exact value, not
+// always equal; the rounding to f32 hides a difference unless a score lies
+// at a rounding boundary, so the two pick different tokens only where two
+// scores are within that rounding of each other. A request's k-th
 // sampled token (k from 0) takes the seed splitMix64(request seed, k), so
 // its tokens depend on its seed and its logits alone, not on its batch.
 //
@@ -29,7 +32,7 @@ namespace cohere2c {
 
 /// Standard Gumbel noise of index i of `seed`'s stream.
 inline double gumbelNoise(uint64_t seed, uint64_t i) {
-  double u = ((double)(splitMix64(seed, i) >> 11) + 0.5) * 0x1p-53;
+  double u = ((double)(splitMix64(seed, i) >> 12) + 0.5) * 0x1p-52;
   return -std::log(-std::log(u));
 }
 

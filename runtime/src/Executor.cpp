@@ -64,7 +64,7 @@ Status StepInput::check(const StepLimits &limits) const {
     return bad(std::to_string(logitRows.size()) + " logits rows but " +
                std::to_string(temperatures.size()) + " temperatures and " +
                std::to_string(noiseSeeds.size()) + " noise seeds");
-  for (float t : temperatures)
+  for (float t : tokensOnly ? temperatures : std::vector<float>())
     if (!(t >= 0.0f) || !std::isfinite(t))
       return bad("temperature " + std::to_string(t) +
                  " (finite and at least 0)");

@@ -4,8 +4,8 @@
 // here, specialized by the op's shapes and attributes (a full layer's kernels
 // have no rotary code and no window bound); linear layers and the logits
 // projection become GEMMs the runtime runs with cuBLASLt (linear layers of a
-// one-token step: matrix-vector kernels), and the logits rows of a greedy
-// batch their greedy tokens (sample_tokens). Kernels that are
+// one-token step: matrix-vector kernels), and the logits rows of a batch
+// that wants only tokens their tokens (sample_tokens). Kernels that are
 // specialized alike are generated once (all sliding layers share one
 // attention kernel; the layer's KV slot is an argument). The kernels:
 // KernelGenerator.h; here, the launch plan: buffers, merged GEMMs, and the
@@ -228,13 +228,13 @@ void KernelGenerator::lowerFoldedSum(attn::ResidualSumOp op,
   PlanArg out = bufferFor(op.getResult());
   PlanArg addend = buffers[op.getInputs().front()];
   for (Operation *layer : llvm::reverse(summands)) {
-    lowerLinears(layer, Summand{addend, out});
+    lowerLinears(layer, SumInto{addend, out});
     addend = out;
   }
 }
 
 void KernelGenerator::lowerLinears(ArrayRef<Operation *> group,
-                                   std::optional<Summand> sum) {
+                                   std::optional<SumInto> sum) {
   assert((!sum || group.size() == 1) && "only a single layer adds into a sum");
   Value input = group[0]->getOperand(0);
   auto widthOf = [](Operation *op) {

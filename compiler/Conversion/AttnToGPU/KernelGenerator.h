@@ -81,12 +81,11 @@ inline bool prefillFits(int64_t hd) {
   return 2 * prefillBufferBytes(hd) <= kStaticSharedBytes;
 }
 inline constexpr int64_t kGemvWarps = 8; // one-token linear layers: warps per block
-inline constexpr int64_t kSampleThreads =
-    1024; // sampled tokens: threads per logits row
-inline constexpr int64_t kSampleLoads =
-    8; // greedy rows: loads a thread has in flight
-inline constexpr int64_t kSampleNoisyLoads =
-    2; // rows sampled at a temperature: the same
+// sample_tokens: threads per logits row, and the loads a thread has in
+// flight on a greedy row and on a row sampled at a temperature.
+inline constexpr int64_t kSampleThreads = 1024;
+inline constexpr int64_t kGreedyRowLoads = 8;
+inline constexpr int64_t kSampledRowLoads = 2;
 
 /// Output rows per warp of the one-token linear kernel: more for FP8, whose
 /// x values cost a conversion that the rows share.
@@ -526,11 +525,11 @@ private:
   /// The GEMM of one linear layer, or of a merged group (layout order), and
   /// the matrix-vector kernel that replaces it in steps of one token. With
   /// `sum`, the one layer's product plus sum->addend goes into sum->out.
-  struct Summand {
+  struct SumInto {
     PlanArg addend, out;
   };
   void lowerLinears(ArrayRef<Operation *> group,
-                    std::optional<Summand> sum = std::nullopt);
+                    std::optional<SumInto> sum = std::nullopt);
   /// A residual sum whose summands are linear layers (foldedSummands): each
   /// layer's product is added into the sum's buffer as it is computed.
   void lowerFoldedSum(attn::ResidualSumOp op, ArrayRef<Operation *> summands);

@@ -34,22 +34,22 @@ Value KernelGenerator::splitMix64(Value seed, Value i) {
   return xorShift(z, 31);
 }
 
-/// The top 53 bits of output i, as a double.
-static Value top53(ImplicitLocOpBuilder &b, Value z, Value eleven) {
+/// z >> shift (the top 64 - shift bits), as a double: exact up to 53 bits.
+static Value topBits(ImplicitLocOpBuilder &b, Value z, Value shift) {
   return arith::UIToFPOp::create(b, b.getF64Type(),
-                                 arith::ShRUIOp::create(b, z, eleven));
+                                 arith::ShRUIOp::create(b, z, shift));
 }
 
 Value KernelGenerator::randomUniform(Value seed, Value i) {
-  Value bits = top53(b, splitMix64(seed, i), i64Constant(11));
+  Value bits = topBits(b, splitMix64(seed, i), i64Constant(64 - 53));
   return arith::SubFOp::create(b, arith::MulFOp::create(b, bits, f64(0x1p-52)),
                                f64(1.0));
 }
 
 Value KernelGenerator::gumbelNoise(Value seed, Value i) {
-  Value bits = top53(b, splitMix64(seed, i), i64Constant(11));
+  Value bits = topBits(b, splitMix64(seed, i), i64Constant(64 - 52));
   Value u = arith::MulFOp::create(b, arith::AddFOp::create(b, bits, f64(0.5)),
-                                  f64(0x1p-53));
+                                  f64(0x1p-52));
   Value logU = math::LogOp::create(b, u);
   return arith::NegFOp::create(
       b, math::LogOp::create(b, arith::NegFOp::create(b, logU)));

@@ -259,8 +259,8 @@ KernelGenerator::Kernel KernelGenerator::gatherRowsKernel(Type e, int64_t width)
 // the row's seeded Gumbel noise); -1 where a logit is NaN or infinite. The
 // engine's greedyToken and gumbelMaxToken (runtime Sampler.h) on the GPU,
 // so that a batch copies R tokens to the host instead of R x vocab logits.
-// Thread t reads units (4 values where vocab allows 16-byte loads, else 1)
-// t, t + T, t + 2T, ... in rounds of kSampleLoads loads, so its indices
+// Thread t of N reads units (4 values where vocab allows 16-byte loads, else
+// 1) t, t + N, t + 2N, ... in rounds of a few loads, so its indices
 // only grow and a strict > keeps the first maximum; warps and then the
 // block combine (score, index) pairs, ties to the lower index.
 KernelGenerator::Kernel KernelGenerator::sampleTokensKernel(int64_t vocab) {
@@ -318,7 +318,7 @@ KernelGenerator::Kernel KernelGenerator::sampleTokensKernel(int64_t vocab) {
   // unit (two f64 logarithms a value) and keep fewer loads in flight,
   // within the registers.
   auto scan = [&](bool noisy) {
-    int64_t loads = noisy ? kSampleNoisyLoads : kSampleLoads,
+    int64_t loads = noisy ? kSampledRowLoads : kGreedyRowLoads,
             round = kSampleThreads * loads;
     auto loop = scf::ForOp::create(b, index(0), index(units), index(round),
                                    ValueRange{negInf, i32c(0), f32(0)});

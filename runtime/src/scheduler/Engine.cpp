@@ -176,6 +176,11 @@ Status Engine::validate(const Request &r) const {
   if (r.maxNewTokens < 1)
     return Status::error(who + ": max_new_tokens must be at least 1, found " +
                          std::to_string(r.maxNewTokens));
+  if (!(r.sampling.temperature >= 0.0 &&
+        r.sampling.temperature <= kMaxTemperature))
+    return Status::error(who + ": temperature must be in [0, " +
+                         std::to_string((int)kMaxTemperature) + "], found " +
+                         std::to_string(r.sampling.temperature));
   if (r.topLogprobs < -1 || r.topLogprobs > kMaxTopLogprobs)
     return Status::error(who + ": top_logprobs must be in [0, " +
                          std::to_string(kMaxTopLogprobs) + "], found " +
@@ -466,7 +471,7 @@ Engine::StepBatch Engine::batchOf(std::vector<int64_t> chunks) const {
     int64_t end = begin + chunk;
     bool completes = batch.samples[s] = end == (int64_t)a->tokens.size();
     if (completes && in.tokensOnly) { // its one logits row, the last below
-      in.temperatures.push_back((float)a->request.sampling.temperature);
+      in.temperatures.push_back(a->sampler.temperature());
       in.noiseSeeds.push_back(a->sampler.noiseSeed(a->generated()));
     }
     batch.hasPrompt |=
@@ -552,7 +557,8 @@ std::vector<Engine::Sampled> Engine::sampleTokens(const StepBatch &batch) {
                    out.logprobs->logprob, out.logprobs->top);
     }
   };
-  // A thread per core costs more than a greedy row or two is worth.
+  // A thread per core costs more than a row or two is worth, and rows of a
+  // tokens-only step are already sampled.
   if (batch.input.tokensOnly || sampling.size() < 2)
     for (size_t i = 0; i < sampling.size(); ++i)
       sampleRow(i);

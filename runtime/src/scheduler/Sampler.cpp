@@ -116,13 +116,13 @@ void logSoftmaxAt(const float *logits, int64_t vocab, int32_t token,
     topEntries.push_back({id, (float)(logits[id] - logZ)});
 }
 
-int32_t gumbelMaxToken(const float *logits, int64_t vocab, double temperature,
+int32_t gumbelMaxToken(const float *logits, int64_t vocab, float temperature,
                        uint64_t noiseSeed) {
   int32_t greedy = greedyToken(logits, vocab);
-  if (greedy < 0 || temperature <= 0.0)
+  if (greedy < 0 || !(temperature > 0.0f))
     return greedy;
   // The device kernel's formula (GumbelNoise.h), ties to the lower index.
-  double inverseT = 1.0 / (double)(float)temperature;
+  double inverseT = 1.0 / (double)temperature;
   float best = -std::numeric_limits<float>::infinity();
   int32_t at = 0;
   for (int64_t i = 0; i < vocab; ++i) {
@@ -134,8 +134,13 @@ int32_t gumbelMaxToken(const float *logits, int64_t vocab, double temperature,
 }
 
 bool Sampler::byArgmax() const {
-  return params_.temperature <= 0.0 ||
-         (params_.topK <= 0 && params_.topP >= 1.0);
+  return temperature() == 0.0f || (params_.topK <= 0 && params_.topP >= 1.0);
+}
+
+float Sampler::temperature() const {
+  return params_.temperature < kGreedyBelowTemperature
+             ? 0.0f
+             : (float)params_.temperature;
 }
 
 uint64_t Sampler::noiseSeed(int64_t k) const {
@@ -144,7 +149,7 @@ uint64_t Sampler::noiseSeed(int64_t k) const {
 
 int32_t Sampler::sample(const float *logits, int64_t vocab, int64_t k) {
   if (byArgmax())
-    return gumbelMaxToken(logits, vocab, params_.temperature, noiseSeed(k));
+    return gumbelMaxToken(logits, vocab, temperature(), noiseSeed(k));
   int32_t greedy = greedyToken(logits, vocab);
   if (greedy < 0)
     return greedy;

@@ -9,8 +9,15 @@
 
 namespace cohere2c {
 
+/// Temperatures below this sample greedily (vLLM's threshold): 1 / T of
+/// smaller ones overflows the scores.
+inline constexpr double kGreedyBelowTemperature = 1e-5;
+/// The largest temperature a request may ask for (Engine::validate).
+inline constexpr double kMaxTemperature = 10000.0;
+
 struct SamplingParams {
-  /// 0 = greedy (argmax, the lowest id among equal maxima).
+  /// 0 (or below kGreedyBelowTemperature) = greedy (argmax, the lowest id
+  /// among equal maxima).
   double temperature = 0.0;
   /// Keep the k most likely tokens (0 = all).
   int64_t topK = 0;
@@ -28,9 +35,9 @@ int32_t greedyToken(const float *logits, int64_t vocab);
 /// A token drawn from softmax(logits / temperature) by the Gumbel-max trick
 /// with the noise of `noiseSeed` (lib/Artifact/GumbelNoise.h): the first
 /// index of the largest gumbelScore, as the cuda target's sample_tokens
-/// kernel computes it; greedyToken() at temperature 0. -1 if a logit is NaN
-/// or infinite.
-int32_t gumbelMaxToken(const float *logits, int64_t vocab, double temperature,
+/// kernel computes it (the f32 temperature it is given); greedyToken() at
+/// temperature 0. -1 if a logit is NaN or infinite.
+int32_t gumbelMaxToken(const float *logits, int64_t vocab, float temperature,
                        uint64_t noiseSeed);
 
 /// The log-softmax of a row of `vocab` finite f32 logits at `token`, and
@@ -51,6 +58,9 @@ public:
   bool byArgmax() const;
   /// The noise seed of the request's k-th sampled token (k from 0).
   uint64_t noiseSeed(int64_t k) const;
+  /// The temperature gumbelMaxToken is given: the request's as f32, 0
+  /// where it samples greedily.
+  float temperature() const;
   /// The request's k-th token from `logits` ([vocab] f32): gumbelMaxToken
   /// where byArgmax(), else drawn from the request's stream after top-k and
   /// top-p. Returns a token id in [0, vocab), or -1 if a logit is NaN or

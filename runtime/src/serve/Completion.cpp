@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <ctime>
+#include <random>
 
 namespace cohere2c::serve {
 
@@ -126,7 +127,9 @@ private:
       o.temperature = spec.temperature;
       o.top_k = spec.topK;
       o.top_p = spec.topP;
-      o.seed = spec.seed;
+      o.seed = spec.seed ? *spec.seed
+                         : ((uint64_t)std::random_device{}() << 32) ^
+                               std::random_device{}();
       o.ignore_eos = spec.ignoreEos;
       o.top_logprobs = spec.topLogprobs;
       Status valid = ctx.engine.validate(r);

@@ -4,7 +4,6 @@
 #include "Support/Json.h"
 
 #include <cmath>
-#include <random>
 
 namespace cohere2c::serve {
 
@@ -108,11 +107,8 @@ private:
     spec.topK = topK && *topK > 0 ? *topK : 0;
     if (auto error = integer("seed", INT64_MIN, INT64_MAX, seed))
       return error;
-    // Without a seed, a request draws its own (as vLLM's seed None): two
-    // such requests sample independently.
-    spec.seed = seed ? (uint64_t)*seed
-                     : ((uint64_t)std::random_device{}() << 32) ^
-                           std::random_device{}();
+    if (seed)
+      spec.seed = (uint64_t)*seed;
     return std::nullopt;
   }
 

@@ -44,8 +44,9 @@ struct CompletionSpec {
   /// 0 is greedy, top_k 0 and top_p 1 keep every token.
   double temperature = 0, topP = 1;
   int64_t topK = 0;
-  /// The request's seed, or one drawn at random when it gives none.
-  uint64_t seed = 0;
+  /// The request's seed; without one each prompt draws its own (as vLLM's
+  /// seed None), so that two of them sample independently.
+  std::optional<uint64_t> seed;
   std::vector<std::string> stop;
   /// -1: no logprobs; else how many alternatives per token (0 to
   /// COHERE2C_MAX_TOP_LOGPROBS).

@@ -105,7 +105,7 @@ public:
 /// Validates `prompt` prompt tokens + `newTokens` on tiny-cohere2 (window 8;
 /// `allSliding`: every layer sliding) with `options`.
 std::string validate(int64_t prompt, int64_t newTokens, EngineOptions options,
-                     bool allSliding = false) {
+                     bool allSliding = false, double temperature = 0.0) {
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "host", "f32");
   if (allSliding) {
     m.config.layerKinds.assign(m.config.numLayers, LayerKind::Sliding);
@@ -119,6 +119,7 @@ std::string validate(int64_t prompt, int64_t newTokens, EngineOptions options,
   r.id = "r";
   r.promptIds.assign(prompt, 5);
   r.maxNewTokens = newTokens;
+  r.sampling.temperature = temperature;
   Status s = (*engine)->validate(r);
   return s.ok() ? "" : s.message();
 }
@@ -185,6 +186,21 @@ TEST(EngineTest, CommandAServesItsWholeContextFromTheSharedPool) {
       "to 8192 positions a step (full 8192, sliding4096.0 770, sliding4096.1 "
       "770, "
       "sliding4096.2 770), but the KV cache has 10501 (--kv-blocks)");
+}
+
+// A temperature outside [0, 10000] (NaN, infinite, or one whose f32 the
+// device could not take) is refused, never sampled from.
+TEST(EngineTest, ValidateBoundsTheTemperature) {
+  EngineOptions options;
+  options.blockSize = 16;
+  EXPECT_EQ(validate(3, 4, options, false, 10000.0), "");
+  EXPECT_EQ(validate(3, 4, options, false, 20000.0),
+            "request r: temperature must be in [0, 10000], found 20000.000000");
+  for (double bad : {1e39, -1.0, std::nan(""), (double)INFINITY})
+    EXPECT_NE(validate(3, 4, options, false, bad)
+                  .find("temperature must be in [0, 10000]"),
+              std::string::npos)
+        << bad;
 }
 
 TEST(EngineTest, ValidateBoundsPositionsByTheContext) {

@@ -246,8 +246,9 @@ TEST(SamplerTest, GumbelNoiseIsStandardGumbel) {
 
 // Temperature sampling is an argmax of logit / T + noise, one pass: what the
 // cuda target's sample_tokens kernel computes from the same seeds. Over the
-// k-th tokens of many seeds it follows the softmax at T; at T = 0 (or with
-// infinite T's inverse, none) it is the greedy token.
+// k-th tokens of many seeds it follows the softmax at T; at T = 0 it is the
+// greedy token, and so is a request's below kGreedyBelowTemperature (where
+// 1 / T would overflow the scores).
 TEST(SamplerTest, GumbelMaxFollowsTheSoftmax) {
   std::vector<float> logits = {1.0f, 0.0f, std::log(2.0f) + 1.0f, -30.0f};
   std::vector<double> expected(4);
@@ -257,11 +258,18 @@ TEST(SamplerTest, GumbelMaxFollowsTheSoftmax) {
   std::vector<double> count(4, 0);
   const int n = 40000;
   for (int k = 0; k < n; ++k)
-    count[gumbelMaxToken(logits.data(), 4, 0.5,
+    count[gumbelMaxToken(logits.data(), 4, 0.5f,
                          tokenNoiseSeed(k % 97, k / 97))] += 1.0 / n;
   for (size_t i = 0; i < 4; ++i)
     EXPECT_NEAR(count[i], expected[i] / z, 0.01) << "id " << i;
-  EXPECT_EQ(gumbelMaxToken(logits.data(), 4, 0.0, 123), 2);
+  EXPECT_EQ(gumbelMaxToken(logits.data(), 4, 0.0f, 123), 2);
+  SamplingParams tiny;
+  tiny.temperature = 1e-50;
+  Sampler cold(tiny);
+  EXPECT_TRUE(cold.byArgmax());
+  EXPECT_EQ(cold.temperature(), 0.0f);
+  for (int k = 0; k < 20; ++k)
+    EXPECT_EQ(cold.sample(logits.data(), 4, k), 2);
 }
 
 } // namespace
