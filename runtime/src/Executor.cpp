@@ -64,10 +64,11 @@ Status StepInput::check(const StepLimits &limits) const {
     return bad(std::to_string(logitRows.size()) + " logits rows but " +
                std::to_string(temperatures.size()) + " temperatures and " +
                std::to_string(noiseSeeds.size()) + " noise seeds");
-  for (float t : tokensOnly ? temperatures : std::vector<float>())
-    if (!(t >= 0.0f) || !std::isfinite(t))
-      return bad("temperature " + std::to_string(t) +
-                 " (finite and at least 0)");
+  if (tokensOnly)
+    for (float t : temperatures)
+      if (!(t >= 0.0f) || !std::isfinite(t))
+        return bad("temperature " + std::to_string(t) +
+                   " (finite and at least 0)");
   if (tables.size() != limits.window.size())
     return bad(std::to_string(tables.size()) + " block tables for " +
                std::to_string(limits.window.size()) + " KV groups");

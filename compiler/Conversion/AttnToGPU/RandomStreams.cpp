@@ -1,5 +1,4 @@
-//===- RandomStreams.cpp - splitmix64 draws on the device
-//------------------===//
+//===- RandomStreams.cpp - splitmix64 draws on the device ----------------===//
 //
 // The host's formulas of lib/Artifact/SplitMix64.h, RandomWeights.h and
 // GumbelNoise.h as device arithmetic, bit for bit: the same 64-bit integer

@@ -118,19 +118,20 @@ void logSoftmaxAt(const float *logits, int64_t vocab, int32_t token,
 
 int32_t gumbelMaxToken(const float *logits, int64_t vocab, float temperature,
                        uint64_t noiseSeed) {
-  int32_t greedy = greedyToken(logits, vocab);
-  if (greedy < 0 || !(temperature > 0.0f))
-    return greedy;
-  // The device kernel's formula (GumbelNoise.h), ties to the lower index.
+  if (!(temperature > 0.0f))
+    return greedyToken(logits, vocab);
+  // The device kernel's formula (GumbelNoise.h), ties to the lower index;
+  // a sum of x * 0 checks the logits on the way, as greedyToken's does.
   double inverseT = 1.0 / (double)temperature;
-  float best = -std::numeric_limits<float>::infinity();
+  float best = -std::numeric_limits<float>::infinity(), check = 0.0f;
   int32_t at = 0;
   for (int64_t i = 0; i < vocab; ++i) {
     float score = gumbelScore(logits[i], inverseT, noiseSeed, i);
+    check += logits[i] * 0.0f;
     if (score > best)
       best = score, at = (int32_t)i;
   }
-  return at;
+  return check == 0.0f && vocab > 0 ? at : -1;
 }
 
 bool Sampler::byArgmax() const {
