@@ -1,5 +1,6 @@
 // cuBLASLt's algorithm choices for the GEMMs of a Command R7B step, timed: for each shape (the
-// merged QKV + gate + up, the merged o + down, the logits; m rows of activations), the
+// merged QKV + gate + up, the o and the down projections adding into the f32 residual stream
+// (beta 1), the logits; m rows of activations), the
 // heuristic's first choice against the fastest of the up to 32 it offers, with the descriptors
 // runtime/src/cuda/CudaExecutor.cpp::gemm builds (FP8 with rowwise outer-vector scales).
 // Constant data; each algorithm timed over 20 runs after 3 (5 at 8192 rows). On a machine with
@@ -30,6 +31,7 @@ struct Shape {
   int m, n, k;
   bool fp8;
   cudaDataType_t out;
+  bool plus = false; // adds into the output (beta 1), as the residual projections do
 };
 
 struct Buffers {
@@ -59,8 +61,8 @@ cublasLtMatmulDesc_t descriptorOf(const Shape &s, const Buffers &buf) {
 float timeAlgo(cublasLtHandle_t lt, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t wl,
                cublasLtMatrixLayout_t al, cublasLtMatrixLayout_t cl,
                const cublasLtMatmulAlgo_t &algo, const Buffers &buf, int reps,
-               cudaStream_t stream) {
-  float alpha = 1, beta = 0;
+               cudaStream_t stream, bool plus) {
+  float alpha = 1, beta = plus ? 1 : 0;
   auto once = [&] {
     return cublasLtMatmul(lt, desc, &alpha, buf.w, wl, buf.a, al, &beta, buf.c, cl, buf.c, cl,
                           &algo, buf.workspace, buf.workspaceBytes, stream);
@@ -119,7 +121,8 @@ void measure(cublasLtHandle_t lt, const Shape &s, const Buffers &buf, cudaStream
   float first = -1, best = -1;
   int bestIndex = -1;
   for (int i = 0; i < count; ++i) {
-    float ms = timeAlgo(lt, desc, wl, al, cl, offered[i].algo, buf, s.m >= 8192 ? 5 : 20, stream);
+    float ms = timeAlgo(lt, desc, wl, al, cl, offered[i].algo, buf, s.m >= 8192 ? 5 : 20, stream,
+                         s.plus);
     if (i == 0)
       first = ms;
     if (ms > 0 && (best < 0 || ms < best))
@@ -145,7 +148,7 @@ void measureSplitK(cublasLtHandle_t lt, const Shape &s, const Buffers &buf,
   check(cublasLtMatmulAlgoGetHeuristic(lt, desc, wl, al, cl, cl, pref, 1, &first, &count),
         "heuristic");
   std::printf("%-20s m=%5d n=%6d k=%5d: first choice %.4f ms; split/scheme:", s.name, s.m,
-              s.n, s.k, timeAlgo(lt, desc, wl, al, cl, first.algo, buf, 20, stream));
+              s.n, s.k, timeAlgo(lt, desc, wl, al, cl, first.algo, buf, 20, stream, s.plus));
   for (uint32_t scheme : {CUBLASLT_REDUCTION_SCHEME_NONE, CUBLASLT_REDUCTION_SCHEME_INPLACE,
                           CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE}) {
     for (int32_t splits : {1, 2, 3, 4, 6, 8}) {
@@ -162,7 +165,7 @@ void measureSplitK(cublasLtHandle_t lt, const Shape &s, const Buffers &buf,
         std::printf(" [%d/%u: refused]", splits, scheme);
         continue;
       }
-      float ms = timeAlgo(lt, desc, wl, al, cl, algo, buf, 20, stream);
+      float ms = timeAlgo(lt, desc, wl, al, cl, algo, buf, 20, stream, s.plus);
       std::printf(" [%d/%u: %.4f ms]", splits, scheme, ms);
     }
   }
@@ -177,9 +180,11 @@ int main(int argc, char **argv) {
   std::vector<Shape> shapes;
   for (int m : {1, 64, 256, 512, 2048, 8192}) {
     shapes.push_back({"qkv_gate_up fp8", m, 34816, 4096, true, CUDA_R_16BF});
-    shapes.push_back({"o_down fp8 f32 out", m, 4096, 18432, true, CUDA_R_32F});
+    shapes.push_back({"o fp8 f32 plus", m, 4096, 4096, true, CUDA_R_32F, true});
+    shapes.push_back({"down fp8 f32 plus", m, 4096, 14336, true, CUDA_R_32F, true});
     shapes.push_back({"qkv_gate_up bf16", m, 34816, 4096, false, CUDA_R_16BF});
-    shapes.push_back({"o_down bf16", m, 4096, 18432, false, CUDA_R_32F});
+    shapes.push_back({"o bf16 f32 plus", m, 4096, 4096, false, CUDA_R_32F, true});
+    shapes.push_back({"down bf16 f32 plus", m, 4096, 14336, false, CUDA_R_32F, true});
     if (m <= 512)
       shapes.push_back({"logits bf16", m, 256000, 4096, false, CUDA_R_32F});
   }
@@ -199,10 +204,10 @@ int main(int argc, char **argv) {
   cudaStreamCreate(&stream);
   if (splitK) {
     for (int m : {64, 128, 256, 512})
-      for (Shape s : {Shape{"o fp8 f32 out", m, 4096, 4096, true, CUDA_R_32F},
-                      Shape{"down fp8 f32 out", m, 4096, 14336, true, CUDA_R_32F},
-                      Shape{"o bf16 f32 out", m, 4096, 4096, false, CUDA_R_32F},
-                      Shape{"down bf16 f32 out", m, 4096, 14336, false, CUDA_R_32F}})
+      for (Shape s : {Shape{"o fp8 f32 plus", m, 4096, 4096, true, CUDA_R_32F, true},
+                      Shape{"down fp8 f32 plus", m, 4096, 14336, true, CUDA_R_32F, true},
+                      Shape{"o bf16 f32 plus", m, 4096, 4096, false, CUDA_R_32F, true},
+                      Shape{"down bf16 f32 plus", m, 4096, 14336, false, CUDA_R_32F, true}})
         measureSplitK(lt, s, buf, stream);
     return 0;
   }
