@@ -70,9 +70,12 @@ def parse_ncu_csv(text):
 
 
 def steps_of(launches):
-    """The launches split after each sample_tokens kernel."""
+    """The launches split after each sample_tokens kernel, without the kernels that fill the
+    random weights before the first step (they would count as the first step's GEMMs)."""
     steps, current = [], []
     for name, ms in launches:
+        if name.startswith("random_uniform"):
+            continue
         current.append((name, ms))
         if name.startswith("sample_tokens"):
             steps.append(current)
@@ -123,6 +126,7 @@ def main():
         if not args.artifact:
             sys.exit("profile_step: --artifact or --csv is needed")
         work = args.work or tempfile.mkdtemp()
+        os.makedirs(work, exist_ok=True)
         text = run_ncu(args, work)
         with open(os.path.join(work, "ncu.csv"), "w") as f:
             f.write(text)

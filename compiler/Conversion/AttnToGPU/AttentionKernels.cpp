@@ -53,12 +53,13 @@ KernelGenerator::Kernel KernelGenerator::kvAppendKernel(Type e, attn::AttentionO
   Value p = toIndex(p32), s = toIndex(load(seqs, t));
   Value kBase = kvRowOffsetOf(paged, s, p, 0), vBase = kvRowOffsetOf(paged, s, p, 1);
   Value kRow = mul(t, index(kStride)), vRow = mul(t, index(vStride));
-  auto copy = [&](Value src, Value srcRow, Value dstBase, Value d) {
-    memref::StoreOp::create(b, memref::LoadOp::create(b, src, ValueRange{add(srcRow, d)}),
-                            pool, ValueRange{add(dstBase, d)});
-  };
   // Pair i is (x[2m], x[2m+1]) of head i / (hd/2), m = i % (hd/2).
   if (!rope) {
+    auto copy = [&](Value src, Value srcRow, Value dstBase, Value d) {
+      memref::StoreOp::create(
+          b, memref::LoadOp::create(b, src, ValueRange{add(srcRow, d)}), pool,
+          ValueRange{add(dstBase, d)});
+    };
     forChunkElement(kvWidth / 2, [&](Value i) {
       Value even = mul(i, index(2)), odd = add(even, index(1));
       for (Value d : {even, odd}) {
@@ -71,24 +72,32 @@ KernelGenerator::Kernel KernelGenerator::kvAppendKernel(Type e, attn::AttentionO
   }
   Value q = kernel.getArgument(9), qRotated = kernel.getArgument(10);
   double theta = rope.getTheta().convertToDouble();
-  // The pair at src[srcRow + 2i] rotated, stored at dst[dstRow + 2i].
-  auto rotate = [&](Value src, Value srcRow, Value dst, Value dstRow, Value even, Value c,
-                    Value sn) {
-    Value odd = add(even, index(1));
-    auto [r0, r1] =
-        emitRotatePair(b, load(src, add(srcRow, even)), load(src, add(srcRow, odd)), c, sn);
-    store(r0, dst, add(dstRow, even));
-    store(r1, dst, add(dstRow, odd));
-  };
-  auto [c, sn] = emitRotaryCosSin(b, theta, hd, p32, threadId);
+  // Every pair the thread moves is loaded before the first store: the
+  // stores may alias the loads as far as the compiler knows, so loads
+  // emitted after them would wait for them, a memory round trip per head
+  // (about 20 us a launch, whatever the number of tokens).
   Value qRow = mul(t, index(qStride)), qOutRow = mul(t, index(heads * hd));
+  auto pairOf = [&](int64_t h) {
+    return add(index(h * hd), mul(threadId, index(2)));
+  };
+  SmallVector<SmallVector<Value>> qPairs, kPairs, vPairs;
   for (int64_t h = 0; h < heads; ++h) {
-    Value even = add(index(h * hd), mul(threadId, index(2)));
-    rotate(q, qRow, qRotated, qOutRow, even, c, sn);
+    qPairs.push_back(loadUnit(q, add(qRow, pairOf(h)), 2));
     if (h < kvHeads) {
-      copy(v, vRow, vBase, even);
-      copy(v, vRow, vBase, add(even, index(1)));
-      rotate(k, kRow, pool, kBase, even, c, sn);
+      kPairs.push_back(loadUnit(k, add(kRow, pairOf(h)), 2));
+      vPairs.push_back(loadUnit(v, add(vRow, pairOf(h)), 2));
+    }
+  }
+  auto [c, sn] = emitRotaryCosSin(b, theta, hd, p32, threadId);
+  auto rotated = [&](ArrayRef<Value> pair) {
+    auto [r0, r1] = emitRotatePair(b, pair[0], pair[1], c, sn);
+    return SmallVector<Value>{r0, r1};
+  };
+  for (int64_t h = 0; h < heads; ++h) {
+    storeUnit(rotated(qPairs[h]), qRotated, add(qOutRow, pairOf(h)));
+    if (h < kvHeads) {
+      storeUnit(rotated(kPairs[h]), pool, add(kBase, pairOf(h)));
+      storeUnit(vPairs[h], pool, add(vBase, pairOf(h)));
     }
   }
   endKernel();
