@@ -20,17 +20,20 @@ namespace mlir::cohere2c::attn_to_gpu {
 // serves pair m of every q and k head of the token (computed once a head,
 // it took most of the kernel's time). Otherwise a block per (token, chunk of
 // K's feature pairs).
-KernelGenerator::Kernel KernelGenerator::kvAppendKernel(Type e, attn::AttentionOp op,
-                                            int64_t groupLayers, int64_t kStride,
-                                            int64_t vStride, int64_t qStride) {
+KernelGenerator::Kernel KernelGenerator::kvAppendKernel(
+    Type e, attn::AttentionOp op, int64_t groupLayers, int64_t kStride,
+    int64_t vStride, int64_t qStride, int64_t pairUnit) {
   auto rope = dyn_cast<attn::RopeAttr>(op.getPosition());
   int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(), hd = op.getHeadDim();
-  std::string name = sanitize(
-      "kv_append_" + std::string(rope ? "rope" : "no_rope") + "_h" +
-      std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
-      std::to_string(hd) + "_l" + std::to_string(groupLayers) +
-      strideSuffix("k", kStride, kvHeads * hd) + strideSuffix("v", vStride, kvHeads * hd) +
-      (rope ? strideSuffix("q", qStride, heads * hd) : ""));
+  std::string name =
+      sanitize("kv_append_" + std::string(rope ? "rope" : "no_rope") + "_h" +
+               std::to_string(heads) + "_kv" + std::to_string(kvHeads) + "_d" +
+               std::to_string(hd) + "_l" + std::to_string(groupLayers) +
+               strideSuffix("k", kStride, kvHeads * hd) +
+               strideSuffix("v", vStride, kvHeads * hd) +
+               (rope ? strideSuffix("q", qStride, heads * hd) +
+                           (pairUnit == 2 ? "" : "_unpaired")
+                     : ""));
   KernelSpec spec{KernelFamily::KVAppend};
   spec.rope = (bool)rope;
   spec.strides = {kStride, vStride, rope ? qStride : 0};
@@ -80,12 +83,18 @@ KernelGenerator::Kernel KernelGenerator::kvAppendKernel(Type e, attn::AttentionO
   auto pairOf = [&](int64_t h) {
     return add(index(h * hd), mul(threadId, index(2)));
   };
+  // The pool and q_rotated are dense rows of heads x hd: always aligned.
+  auto loadPair = [&](Value mem, Value at) -> SmallVector<Value> {
+    if (pairUnit == 2)
+      return loadUnit(mem, at, 2);
+    return {load(mem, at), load(mem, add(at, index(1)))};
+  };
   SmallVector<SmallVector<Value>> qPairs, kPairs, vPairs;
   for (int64_t h = 0; h < heads; ++h) {
-    qPairs.push_back(loadUnit(q, add(qRow, pairOf(h)), 2));
+    qPairs.push_back(loadPair(q, add(qRow, pairOf(h))));
     if (h < kvHeads) {
-      kPairs.push_back(loadUnit(k, add(kRow, pairOf(h)), 2));
-      vPairs.push_back(loadUnit(v, add(vRow, pairOf(h)), 2));
+      kPairs.push_back(loadPair(k, add(kRow, pairOf(h))));
+      vPairs.push_back(loadPair(v, add(vRow, pairOf(h))));
     }
   }
   auto [c, sn] = emitRotaryCosSin(b, theta, hd, p32, threadId);

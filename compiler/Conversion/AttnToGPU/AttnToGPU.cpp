@@ -175,11 +175,14 @@ LogicalResult evenWidth(Operation *op, int64_t width) {
 int64_t KernelGenerator::rowUnit(Type e, int64_t width, ArrayRef<PlanArg> views,
                                  int64_t fallback) const {
   int64_t unit = vectorUnit(e);
-  bool aligned =
-      width % unit == 0 && llvm::all_of(views, [&](const PlanArg &v) {
-        return strideOf(v) % unit == 0 && v.column % unit == 0;
-      });
-  return aligned ? unit : fallback;
+  return width % unit == 0 && viewsAligned(views, unit) ? unit : fallback;
+}
+
+bool KernelGenerator::viewsAligned(ArrayRef<PlanArg> views,
+                                   int64_t unit) const {
+  return llvm::all_of(views, [&](const PlanArg &v) {
+    return strideOf(v) % unit == 0 && v.column % unit == 0;
+  });
 }
 
 LogicalResult KernelGenerator::run(func::FuncOp step) {
@@ -323,10 +326,10 @@ LogicalResult KernelGenerator::lowerAttention(attn::AttentionOp o) {
     appendArgs.push_back(q);
     appendArgs.push_back(buffer(allocate(heads * hd, e)));
   }
-  kernelStep(
-      kvAppendKernel(e, o, layers, strideOf(k), strideOf(v), strideOf(q)),
-      StepParam::Tokens, rope ? 1 : chunksOf(o.getNumKvHeads() * hd / 2),
-      kvAppendThreads(rope, hd), appendArgs);
+  kernelStep(kvAppendKernel(e, o, layers, strideOf(k), strideOf(v), strideOf(q),
+                            viewsAligned({q, k, v}, 2) ? 2 : 1),
+             StepParam::Tokens, rope ? 1 : chunksOf(o.getNumKvHeads() * hd / 2),
+             kvAppendThreads(rope, hd), appendArgs);
   if (rope)
     q = appendArgs.back();
   // bf16: generated tokens take the tensor-core decode kernel (a block per

@@ -214,6 +214,9 @@ private:
   /// it (plan buffers start 256-byte aligned), else `fallback`.
   int64_t rowUnit(Type e, int64_t width, ArrayRef<PlanArg> views,
                   int64_t fallback) const;
+  /// Whether every row start and column of `views` is a multiple of `unit`
+  /// values (plan buffers start 256-byte aligned).
+  bool viewsAligned(ArrayRef<PlanArg> views, int64_t unit) const;
   /// Starts kernel `name` (returns false if it exists: generate nothing).
   /// `scratchFloats` > 0 gives the kernel that many f32 of shared memory.
   /// With `waitAtStart` the kernel begins with waitForPreviousLaunch();
@@ -235,9 +238,11 @@ private:
   // a column range of a merged GEMM's output.
   // RoPE layers: the kernel also takes q (row stride qStride) and writes q
   // rotated into its last argument [tokens, heads x hd], what the attention
-  // kernels then read.
+  // kernels then read; with `pairUnit` 2 it moves a pair in one access (the
+  // caller found q, k and v aligned for it), with 1 a value an access.
   Kernel kvAppendKernel(Type e, attn::AttentionOp op, int64_t layersInGroup,
-                             int64_t kStride, int64_t vStride, int64_t qStride);
+                        int64_t kStride, int64_t vStride, int64_t qStride,
+                        int64_t pairUnit);
   /// The name of a split attention kernel of `op` (window, heads, KV heads,
   /// head_dim, the group's layers, q's row stride when not dense).
   std::string splitAttentionName(attn::AttentionOp op, int64_t layersInGroup, int64_t qStride);
