@@ -22,6 +22,11 @@ Status readIfPresent(const std::string &dir, const char *name,
     return Status::success();
   if (!S_ISREG(info.st_mode))
     return Status::error(path + ": not a regular file");
+  // Empty means absent everywhere after this read: an empty file would
+  // pass for a missing one (a checkpoint without text).
+  if (info.st_size == 0)
+    return Status::error(path + ": an empty file (remove it if the "
+                                "checkpoint has none)");
   if ((size_t)info.st_size > kMaxTextFileBytes)
     return Status::error(path + ": " + std::to_string(info.st_size) +
                          " bytes, more than the " +

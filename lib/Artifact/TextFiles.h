@@ -28,7 +28,7 @@ struct TextFiles {
 
   /// Reads the files above from the checkpoint folder `dir`; a missing file
   /// stays empty. Errors name the file: one that exists but cannot be
-  /// read, or is larger than kMaxTextFileBytes.
+  /// read, is empty, or is larger than kMaxTextFileBytes.
   static StatusOr<TextFiles> readCheckpoint(const std::string &dir);
 };
 

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
+import net from 'node:net';
 import { chats, reference, referenceAnswer, startServer } from './harness.mjs';
 
 const greedy = { model: 'trained-cohere2-f32', temperature: 0, max_tokens: 32 };
@@ -258,6 +259,33 @@ describe('access and limits', () => {
       const raw = execFileSync('curl', ['-s', '-w', ' %{http_code}', '-H', 'Transfer-Encoding: gzip',
                                         '--data-binary', '{}', `${server.url}/v1/chat/completions`]).toString();
       assert.match(raw, /not supported \(only chunked\).* 501$/);
+    } finally {
+      assert.equal(await server.stop(), 0);
+    }
+  });
+
+  // A client that stops sending partway through its headers or its body
+  // is closed after --idle-timeout, as a silent one is.
+  it('closes a connection whose request stops partway after the idle timeout', async () => {
+    const server = await startServer(['--idle-timeout', '2']);
+    try {
+      const { port } = new URL(server.url);
+      const body = JSON.stringify({ messages: chats.chat_cruft, max_tokens: 1 });
+      const stalled = (request) => new Promise((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
+        const start = Date.now();
+        const giveUp = setTimeout(() => { socket.destroy(); reject(new Error('still open after 20 s')); },
+                                  20000);
+        socket.on('error', () => {});
+        socket.on('close', () => { clearTimeout(giveUp); resolve((Date.now() - start) / 1000); });
+        socket.resume();
+      });
+      const head = `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n`;
+      const seconds = await Promise.all([
+        stalled(head),
+        stalled(`${head}Content-Length: ${Buffer.byteLength(body) + 100}\r\n\r\n${body}`)]);
+      for (const s of seconds) assert.ok(s >= 1.5 && s < 10, `closed after ${s} s`);
+      assert.equal((await fetch(`${server.url}/health`)).status, 200);
     } finally {
       assert.equal(await server.stop(), 0);
     }

@@ -171,7 +171,6 @@ bool HttpServer::Impl::exchange(tcp::socket &socket,
   parser.header_limit(64 * 1024);
   beast::error_code ec;
   http::read_header(socket, buffer, parser, ec);
-  setIdle(socket.native_handle(), false);
   auto reply = [&](const HttpResponse &r, bool keepAlive) {
     beast::error_code written;
     http::write(socket, toBeast(r, keepAlive), written);
@@ -195,6 +194,9 @@ bool HttpServer::Impl::exchange(tcp::socket &socket,
     if (!ec)
       http::read(socket, buffer, parser, ec);
   }
+  // Served from here: until the body is whole the idle clock runs, so that
+  // a client that stops partway through its body is closed too.
+  setIdle(socket.native_handle(), false);
   if (ec == http::error::body_limit)
     return reply(
         Api::errorResponse({413, "the body is larger than " +

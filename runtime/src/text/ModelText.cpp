@@ -1,8 +1,11 @@
 //===- ModelText.cpp ------------------------------------------------------===//
 
 #include "text/ModelText.h"
+
 #include "Support/Json.h"
 #include "text/TextCheck.h"
+
+#include <set>
 
 namespace cohere2c::text {
 
@@ -41,8 +44,12 @@ StatusOr<std::string> configTemplate(const json &config,
 
 /// bos_token, eos_token, ...: the fields ending in "_token" whose value is a
 /// string or an added token ({"content": ...}), as transformers passes them
-/// to the template.
-json specialTokensOf(const json &config) {
+/// to the template. transformers' own special tokens must have such a value
+/// (or null): another one would drop, say, the template's BOS silently.
+StatusOr<json> specialTokensOf(const json &config, const std::string &file) {
+  static const std::set<std::string> special = {
+      "bos_token", "eos_token", "unk_token", "sep_token",
+      "pad_token", "cls_token", "mask_token"};
   json tokens = json::object();
   for (const auto &[key, value] : config.items()) {
     if (key.size() < 6 || key.compare(key.size() - 6, 6, "_token") != 0)
@@ -52,14 +59,20 @@ json specialTokensOf(const json &config) {
     else if (value.is_object() && value.contains("content") &&
              value["content"].is_string())
       tokens[key] = value["content"];
+    else if (special.count(key) && !value.is_null())
+      return Status::error(
+          file + ": " + key +
+          " must be a string or {\"content\": string}, found " +
+          jsonExcerpt(value));
   }
   return tokens;
 }
 
-/// generation_config.json's eos_token_id: an id or a list of ids; absent
-/// or null leaves `ids` as they are.
+/// generation_config.json's eos_token_id: an id or a list of ids below
+/// `vocabSize` (one past it is never generated, so a request would never
+/// stop at it); absent or null leaves `ids` as they are.
 Status readEosIds(const json &config, const std::string &file,
-                  std::vector<int64_t> &ids) {
+                  int64_t vocabSize, std::vector<int64_t> &ids) {
   if (!config.contains("eos_token_id") || config["eos_token_id"].is_null())
     return Status::success();
   const json &field = config["eos_token_id"];
@@ -70,6 +83,10 @@ Status readEosIds(const json &config, const std::string &file,
       return Status::error(
           file + ": eos_token_id must be an id or a list of ids, found " +
           jsonExcerpt(field));
+    if (id.get<int64_t>() >= vocabSize)
+      return Status::error(file + ": eos_token_id " + id.dump() +
+                           " is outside the tokenizer's vocabulary [0, " +
+                           std::to_string(vocabSize) + ")");
     read.push_back(id.get<int64_t>());
   }
   ids = read;
@@ -82,11 +99,20 @@ Status checkChat(const json &chat) {
       !chat["messages"].is_array())
     return Status::error("messages must be an array of messages");
   const json &messages = chat["messages"];
-  for (size_t i = 0; i < messages.size(); ++i)
-    if (!messages[i].is_object() || !messages[i].contains("role") ||
-        !messages[i]["role"].is_string())
-      return Status::error("messages[" + std::to_string(i) +
-                           "] must be an object with a string role");
+  if (messages.empty())
+    return Status::error("messages must not be empty");
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const json &m = messages[i];
+    std::string where = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
+      return Status::error(where + " must be an object with a string role");
+    // Only an assistant message (one with tool calls) may come without text.
+    if ((!m.contains("content") || m["content"].is_null()) &&
+        m["role"] != "assistant")
+      return Status::error(where + ".content is missing (a " +
+                           m["role"].get<std::string>() +
+                           " message needs its text)");
+  }
   for (const char *field : {"documents", "tools"})
     if (chat.contains(field) && !chat[field].is_null() &&
         !chat[field].is_array())
@@ -117,7 +143,10 @@ ModelText::create(const TextFiles &files, const std::string &source,
     auto config = parseObject(files.tokenizerConfigJson, file);
     if (!config.ok())
       return config.status();
-    text->specialTokens_ = specialTokensOf(*config);
+    auto special = specialTokensOf(*config, file);
+    if (!special.ok())
+      return special.status();
+    text->specialTokens_ = std::move(*special);
     if (templateText.empty() && config->contains("chat_template")) {
       auto fromConfig = configTemplate(*config, file);
       if (!fromConfig.ok())
@@ -139,7 +168,8 @@ ModelText::create(const TextFiles &files, const std::string &source,
     auto config = parseObject(files.generationConfigJson, file);
     if (!config.ok())
       return config.status();
-    Status eos = readEosIds(*config, file, text->eosTokenIds_);
+    Status eos = readEosIds(*config, file, text->tokenizer_->vocabSize(),
+                            text->eosTokenIds_);
     if (!eos.ok())
       return eos;
   }

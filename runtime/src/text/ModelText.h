@@ -38,7 +38,8 @@ public:
   /// artifact) in errors; `configEosIds` are config.json's EOS ids. Errors:
   /// no tokenizer.json; the tokenizer's, the template's parse errors;
   /// tokenizer_config.json or generation_config.json that is not JSON or
-  /// has a field of the wrong type (naming file and field).
+  /// has a field of the wrong type, or an EOS id outside the tokenizer's
+  /// vocabulary (naming file and field).
   static StatusOr<std::unique_ptr<ModelText>>
   create(const TextFiles &files, const std::string &source,
          const std::vector<int64_t> &configEosIds);

@@ -5,7 +5,9 @@
 
 The weights and config.json are linked, the text files copied, then one is
 changed as KIND says: unknown-model, unknown-pretokenizer, truncated,
-unknown-merge, template-syntax, template-tag, deep-tokenizer,
+unknown-merge, template-syntax, template-tag, empty-tokenizer, bos-token-id
+(tokenizer_config.json's bos_token an id, not a string), eos-outside
+(generation_config.json's eos_token_id past the vocabulary), deep-tokenizer,
 deep-tokenizer-config (a value of 100,000 nested arrays: 200 KB of brackets,
 too deep for Python's json module to write, so it is spliced in as text).
 """
@@ -49,6 +51,14 @@ elif kind == "template-syntax":
     open(f"{out}/chat_template.jinja", "w").write("{{ bos_token }}\n{% if messages %}\nhi\n")
 elif kind == "template-tag":
     open(f"{out}/chat_template.jinja", "w").write("{{ bos_token }}\n  {% include 'other.jinja' %}\n")
+elif kind == "empty-tokenizer":
+    open(f"{out}/tokenizer.json", "w").close()
+elif kind == "bos-token-id":
+    config = json.load(open(f"{src}/tokenizer_config.json", encoding="utf-8"))
+    config["bos_token"] = 5
+    json.dump(config, open(f"{out}/tokenizer_config.json", "w", encoding="utf-8"))
+elif kind == "eos-outside":
+    json.dump({"eos_token_id": [99999]}, open(f"{out}/generation_config.json", "w"))
 elif kind == "deep-tokenizer":
     tokenizer["model"]["dropout"] = "DEEP"
     write_deep("tokenizer.json", tokenizer)
