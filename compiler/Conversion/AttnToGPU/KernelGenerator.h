@@ -1,4 +1,5 @@
-//===- KernelGenerator.h - the kernels and plan of convert-attn-to-gpu -*- C++ -*-===//
+//===- KernelGenerator.h - the kernels and plan of convert-attn-to-gpu -*- C++
+//-*-===//
 //
 // The generator behind convert-attn-to-gpu (AttnToGPU.h): it writes one
 // gpu.func per specialized kernel into a gpu.module and records the step as
@@ -7,8 +8,10 @@
 // storage type. Formulas: docs/ARCHITECTURE.md, "The model", as in the host
 // lowering (AttnToHost.cpp). The kernels are defined by family:
 // RowKernels.cpp (embedding, norms, quantization, SwiGLU, residuals, row
-// gathers), AttentionKernels.cpp and DecodeAttentionKernel.cpp (KV append,
-// decode and prefill attention), LinearKernels.cpp (linear layers of one
+// gathers), KVAppendKernel.cpp, SplitAttentionKernel.cpp (attention on
+// CUDA cores and the merge of splits), DecodeAttentionKernel.cpp and
+// PrefillAttentionKernel.cpp (attention on tensor cores, with the fragments
+// of MmaFragments.cpp), LinearKernels.cpp (linear layers of one
 // token), WeightFillKernels.cpp (seeded random weights); the lowering of
 // each attn op to launches in AttnToGPU.cpp. What the families build with
 // (rows, reductions, the paged pool) is in KernelPrimitives.h.
