@@ -141,6 +141,13 @@ StatusOr<std::unique_ptr<Engine>> Engine::create(Executor &executor,
   if (options.numBlocks < 1 || options.numBlocks >= (1ll << 31))
     return Status::error("--kv-blocks must be in [1, 2^31), found " +
                          std::to_string(options.numBlocks));
+  // A token's KV takes a block in every KV group: fewer blocks than groups
+  // would start an engine that refuses every request.
+  int64_t groups = manifest.kvGroups.size();
+  if (options.numBlocks < groups)
+    return Status::error("--kv-blocks " + std::to_string(options.numBlocks) +
+                         " cannot hold one token: each of the model's " +
+                         std::to_string(groups) + " KV groups needs a block");
 
   std::unique_ptr<Engine> engine(new Engine(executor, manifest, options));
   std::vector<kv::KVGroupSpec> specs;
