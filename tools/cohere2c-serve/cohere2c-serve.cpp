@@ -47,8 +47,7 @@ std::optional<int> parseOptions(int argc, char **argv, Options &o) {
   app.add_option("--port", o.http.port, "port (0: any free one)")
       ->transform(integerIn(0, 65535))
       ->capture_default_str();
-  // An empty key would turn the check off unsaid: leave the option out for
-  // that.
+  // An empty key would turn the check off unsaid (omit the option for that).
   app.add_option("--api-key", o.apiKey, "require Authorization: Bearer KEY")
       ->check(nonEmpty());
   app.add_option(

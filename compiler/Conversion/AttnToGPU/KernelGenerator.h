@@ -1,5 +1,4 @@
-//===- KernelGenerator.h - the kernels and plan of convert-attn-to-gpu -*- C++
-//-*-===//
+//===- KernelGenerator.h - convert-attn-to-gpu kernels and plan -*- C++ -*-===//
 //
 // The generator behind convert-attn-to-gpu (AttnToGPU.h): it writes one
 // gpu.func per specialized kernel into a gpu.module and records the step as

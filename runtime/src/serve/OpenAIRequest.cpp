@@ -183,8 +183,7 @@ private:
 std::optional<ApiError> flattenContent(json &message, size_t index) {
   json &content = message["content"];
   std::string where = "messages[" + std::to_string(index) + "].content";
-  // Only an assistant message (one with tool calls) may come without text.
-  if (content.is_null() && message["role"] != "assistant")
+  if (content.is_null() && text::messageNeedsText(message))
     return ApiError::badRequest(where + " is missing (a " +
                                     message["role"].get<std::string>() +
                                     " message needs its text)",

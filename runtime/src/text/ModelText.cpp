@@ -106,9 +106,8 @@ Status checkChat(const json &chat) {
     std::string where = "messages[" + std::to_string(i) + "]";
     if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
       return Status::error(where + " must be an object with a string role");
-    // Only an assistant message (one with tool calls) may come without text.
     if ((!m.contains("content") || m["content"].is_null()) &&
-        m["role"] != "assistant")
+        messageNeedsText(m))
       return Status::error(where + ".content is missing (a " +
                            m["role"].get<std::string>() +
                            " message needs its text)");
@@ -205,6 +204,10 @@ ModelText::encodeChat(const json &chat, bool addGenerationPrompt) const {
   if (!rendered.ok())
     return rendered.status();
   return tokenizer_->encode(*rendered, /*addSpecialTokens=*/false);
+}
+
+bool messageNeedsText(const json &message) {
+  return message["role"] != "assistant";
 }
 
 Status checkTextFiles(const TextFiles &files, const std::string &source) {

@@ -75,6 +75,11 @@ private:
   std::vector<int64_t> eosTokenIds_;
 };
 
+/// Whether a chat message (an object with a string role) must carry its
+/// text in `content`: every role's but the assistant's, whose message may
+/// hold tool calls alone.
+bool messageNeedsText(const nlohmann::ordered_json &message);
+
 } // namespace cohere2c::text
 
 #endif // COHERE2C_TEXT_MODELTEXT_H
