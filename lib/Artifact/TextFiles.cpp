@@ -55,6 +55,8 @@ StatusOr<TextFiles> TextFiles::readCheckpoint(const std::string &dir) {
     Status read = readIfPresent(dir, name, *field);
     if (!read.ok())
       return read;
+    if (!field->empty())
+      files.paths.push_back(dir + "/" + name);
   }
   return files;
 }

@@ -13,6 +13,7 @@
 #include "Support/Status.h"
 
 #include <string>
+#include <vector>
 
 namespace cohere2c {
 
@@ -22,6 +23,9 @@ struct TextFiles {
   std::string tokenizerConfigJson;  // tokenizer_config.json
   std::string chatTemplate;         // chat_template.jinja
   std::string generationConfigJson; // generation_config.json
+  /// The paths of the files read (those the checkpoint has): inputs that
+  /// an output must not replace.
+  std::vector<std::string> paths;
 
   /// No tokenizer: a config-only compile, or a checkpoint without one.
   bool hasTokenizer() const { return !tokenizerJson.empty(); }

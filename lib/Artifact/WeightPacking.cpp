@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <vector>
 
@@ -113,11 +114,19 @@ Status packRows(const Checkpoint &checkpoint, const WeightEntry &entry,
       return Status::error(source + ": F8_E4M3 tensor " + entry.name +
                            " needs its per-output-channel scales " + entry.name +
                            "_scale with " + std::to_string(allRows) + " elements");
-    for (int64_t r = firstRow; r < endRow; ++r)
-      if (!std::isfinite(given->at(r)))
-        return Status::error(source + ": tensor " + entry.name +
-                             "_scale holds a non-finite value (NaN or infinity) at element " +
-                             std::to_string(r));
+    // A scale is amax / 448 of its row, clamped away from zero by every
+    // quantizer: zero, a negative, a subnormal or a non-finite value is a
+    // broken export, whose row would be zeroed, negated or NaN.
+    for (int64_t r = firstRow; r < endRow; ++r) {
+      float scale = given->at(r);
+      if (!(std::isfinite(scale) && scale >= std::numeric_limits<float>::min()))
+        return Status::error(
+            source + ": tensor " + entry.name + "_scale holds " +
+            (std::isfinite(scale) ? std::to_string(scale)
+                                  : std::string("a non-finite value")) +
+            " at element " + std::to_string(r) +
+            "; a scale must be a positive normal float");
+    }
   }
   auto value = [&](int64_t e) {
     float v = tensor->at(first + e);

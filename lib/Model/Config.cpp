@@ -224,6 +224,124 @@ Status checkFixedFields(const json &root, const FieldReader &reader) {
   return Status::success();
 }
 
+/// A field of an object that must hold one of `allowed`; an absent field
+/// counts as null, unless `required`.
+struct FieldRule {
+  const char *key;
+  std::vector<json> allowed;
+  bool required = false;
+};
+
+/// Checks `object` (at `path`, e.g. "quantization_config.") against `rules`.
+/// Errors name the field by its path from the file's root.
+Status expectFields(const FieldReader &reader, const json &object,
+                    const std::string &path,
+                    const std::vector<FieldRule> &rules) {
+  for (const FieldRule &rule : rules) {
+    auto it = object.find(rule.key);
+    if (it == object.end() && rule.required)
+      return reader.error("missing required field '" + path + rule.key + "'");
+    json value = it == object.end() ? json() : *it;
+    if (std::find(rule.allowed.begin(), rule.allowed.end(), value) !=
+        rule.allowed.end())
+      continue;
+    std::string expected;
+    for (const json &a : rule.allowed)
+      expected += (expected.empty() ? "" : " or ") + a.dump();
+    return reader.error(path + rule.key + " is " + jsonExcerpt(value) +
+                        ", but cohere2c reads FP8 checkpoints in "
+                        "compressed-tensors' FP8 dynamic scheme only, where "
+                        "it is " +
+                        expected);
+  }
+  return Status::success();
+}
+
+/// The object `parent[key]`, or an error naming it; absent or null is
+/// nullptr when `optional`.
+StatusOr<const json *> objectField(const FieldReader &reader,
+                                   const json &parent, const std::string &path,
+                                   const char *key, bool optional) {
+  auto it = parent.find(key);
+  if (optional && (it == parent.end() || it->is_null()))
+    return nullptr;
+  if (it == parent.end() || !it->is_object())
+    return reader.error(path + key + " must be an object, found " +
+                        (it == parent.end() ? "none" : jsonExcerpt(*it)));
+  return &*it;
+}
+
+/// One of config_groups: FP8 e4m3 weights with a scale per output channel;
+/// activations, if described, quantized per token at run time.
+Status checkQuantizationGroup(const FieldReader &reader, const json &group,
+                              const std::string &path) {
+  StatusOr<const json *> weights =
+      objectField(reader, group, path, "weights", false);
+  if (!weights.ok())
+    return weights.status();
+  if (Status s = expectFields(reader, **weights, path + "weights.",
+                              {{"num_bits", {8}, true},
+                               {"type", {"float"}, true},
+                               {"strategy", {"channel"}, true},
+                               {"symmetric", {true, nullptr}},
+                               {"dynamic", {false, nullptr}},
+                               {"group_size", {nullptr}},
+                               {"block_structure", {nullptr}}});
+      !s.ok())
+    return s;
+  if (Status s = expectFields(reader, group, path,
+                              {{"output_activations", {nullptr}}});
+      !s.ok())
+    return s;
+  StatusOr<const json *> inputs =
+      objectField(reader, group, path, "input_activations", true);
+  if (!inputs.ok() || !*inputs)
+    return inputs.status();
+  return expectFields(reader, **inputs, path + "input_activations.",
+                      {{"num_bits", {8}, true},
+                       {"type", {"float"}, true},
+                       {"strategy", {"token"}, true},
+                       {"dynamic", {true}, true},
+                       {"symmetric", {true, nullptr}}});
+}
+
+/// quantization_config, when given, describes compressed-tensors' "FP8
+/// dynamic" scheme, the one FP8 checkpoint layout cohere2c reads; the
+/// tensors then say which linear weights are FP8 (checkTensors), so
+/// `targets` and `ignore` are not read. Another scheme's tensors (blocks,
+/// groups, static activation scales, integers, a quantized KV cache) would
+/// be misread as this one's.
+Status checkQuantizationConfig(const json &root, const FieldReader &reader) {
+  StatusOr<const json *> q =
+      objectField(reader, root, "", "quantization_config", true);
+  if (!q.ok() || !*q)
+    return q.status();
+  const std::string path = "quantization_config.";
+  if (Status s = expectFields(reader, **q, path,
+                              {{"quant_method", {"compressed-tensors"}, true},
+                               {"format", {"float-quantized", nullptr}},
+                               {"quantization_status", {"compressed", nullptr}},
+                               {"kv_cache_scheme", {nullptr}},
+                               {"sparsity_config", {nullptr, json::object()}}});
+      !s.ok())
+    return s;
+  StatusOr<const json *> groups =
+      objectField(reader, **q, path, "config_groups", false);
+  if (!groups.ok())
+    return groups.status();
+  if ((*groups)->empty())
+    return reader.error(path + "config_groups has no group");
+  for (const auto &[name, group] : (*groups)->items()) {
+    std::string at = path + "config_groups." + name;
+    if (!group.is_object())
+      return reader.error(at + " must be an object, found " +
+                          jsonExcerpt(group));
+    if (Status s = checkQuantizationGroup(reader, group, at + "."); !s.ok())
+      return s;
+  }
+  return Status::success();
+}
+
 } // namespace
 
 const char *layerKindName(LayerKind kind) {
@@ -258,6 +376,8 @@ StatusOr<ModelConfig> ModelConfig::parse(const std::string &text,
     return reader.error(std::string("architectures must contain ") +
                         kArchitecture + ", found " + jsonExcerpt(archs));
   if (Status s = checkFixedFields(root, reader); !s.ok())
+    return s;
+  if (Status s = checkQuantizationConfig(root, reader); !s.ok())
     return s;
 
   ModelConfig config;

@@ -393,6 +393,20 @@ StatusOr<Checkpoint> Checkpoint::open(const std::string &dir) {
                            " missing (the index places it in this shard)");
     checkpoint.tensors_.emplace(name, tensor->second);
   }
+  // A shard's tensor that the index places elsewhere (or nowhere) would be
+  // dropped unread: a checkpoint with two copies of a tensor, or a stale
+  // index, loads whichever copy the index names.
+  for (const auto &[shardName, file] : shards)
+    for (const auto &[name, tensor] : file->tensors()) {
+      auto placed = weightMap->find(name);
+      if (placed == weightMap->end() || *placed != shardName)
+        return Status::error(
+            dir + "/" + shardName + ": tensor " + excerpt(name) +
+            (placed == weightMap->end()
+                 ? std::string(" is not in the index ") + indexPath
+                 : " is also in " + placed->get<std::string>() +
+                       ", where the index places it"));
+    }
   return checkpoint;
 }
 
@@ -423,8 +437,42 @@ std::vector<TensorSpec> expectedTensors(const ModelConfig &config) {
   return specs;
 }
 
+namespace {
+
+/// `name`'s "<weight>_scale" check: the per-output-channel scales of an
+/// F8_E4M3 linear weight ([rows] or [rows, 1], as compressed-tensors writes
+/// them). Anything else named so would be dropped or misread.
+Status checkScaleTensor(const std::string &name, const TensorView &scale,
+                        const TensorView &weight, const std::string &dir) {
+  if (weight.dtype != DType::F8E4M3)
+    return Status::error(dir + ": tensor " + name + " scales " +
+                         dtypeName(weight.dtype) +
+                         " weights: only F8_E4M3 "
+                         "weights take a weight_scale (a dequantized weight "
+                         "has none)");
+  int64_t rows = weight.shape[0];
+  if (scale.shape != std::vector<int64_t>{rows} &&
+      scale.shape != std::vector<int64_t>{rows, 1})
+    return Status::error(
+        dir + ": tensor " + name + " has shape " + formatShape(scale.shape) +
+        ", expected [" + std::to_string(rows) + "] or [" +
+        std::to_string(rows) + ", 1] (one scale per output channel)");
+  return Status::success();
+}
+
+/// Tensors a checkpoint may carry that the model computes instead: RoPE's
+/// inverse frequencies, which some exporters save as buffers.
+bool isDerivedBuffer(const std::string &name) {
+  const std::string suffix = ".rotary_emb.inv_freq";
+  return name.size() > suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+} // namespace
+
 Status checkTensors(const ModelConfig &config, const Checkpoint &checkpoint,
                     const std::string &dir) {
+  std::map<std::string, const TensorView *> expected;
   for (const TensorSpec &spec : expectedTensors(config)) {
     const TensorView *tensor = checkpoint.find(spec.name);
     if (!tensor)
@@ -433,6 +481,34 @@ Status checkTensors(const ModelConfig &config, const Checkpoint &checkpoint,
       return Status::error(dir + ": tensor " + spec.name + " has shape " +
                            formatShape(tensor->shape) + ", expected " +
                            formatShape(spec.shape));
+    expected[spec.name] = tensor;
+  }
+  // A tensor the model does not read means the config and the checkpoint
+  // disagree (more layers than num_hidden_layers, biases, an untied
+  // lm_head, static activation scales): computing without it would give
+  // another model's output.
+  const std::string scaleSuffix = "_scale";
+  for (const auto &[name, tensor] : checkpoint.tensors()) {
+    if (expected.count(name) || isDerivedBuffer(name))
+      continue;
+    if (name.size() > scaleSuffix.size() &&
+        name.compare(name.size() - scaleSuffix.size(), scaleSuffix.size(),
+                     scaleSuffix) == 0) {
+      auto weight =
+          expected.find(name.substr(0, name.size() - scaleSuffix.size()));
+      if (weight != expected.end() && weight->second->shape.size() == 2) {
+        if (Status s = checkScaleTensor(name, tensor, *weight->second, dir);
+            !s.ok())
+          return s;
+        continue;
+      }
+    }
+    return Status::error(
+        dir + ": tensor " + name +
+        " is not one the model reads (config.json: num_hidden_layers " +
+        std::to_string(config.numLayers) +
+        ", no biases, the output projection tied to "
+        "model.embed_tokens.weight); the checkpoint and its config disagree");
   }
   return Status::success();
 }

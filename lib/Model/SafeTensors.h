@@ -125,9 +125,13 @@ struct F32Tensor {
 Status writeSafeTensors(int fd, const std::string &path,
                         const std::vector<F32Tensor> &tensors);
 
-/// Checks that every expected tensor exists with the right shape. Error:
-/// "<dir>: tensor model.layers.3.mlp.up_proj.weight missing" or
-/// "...: tensor X has shape [a, b], expected [c, d]". Extra tensors are fine.
+/// Checks that every expected tensor exists with the right shape, and that
+/// the checkpoint holds nothing else but the per-output-channel scales
+/// ("<weight>_scale", [rows] or [rows, 1]) of F8_E4M3 linear weights and
+/// RoPE inverse-frequency buffers. Errors name the folder and the tensor:
+/// "<dir>: tensor model.layers.3.mlp.up_proj.weight missing", "...: tensor X
+/// has shape [a, b], expected [c, d]", "...: tensor X is not one the model
+/// reads ...", a scale beside a weight that is not F8_E4M3.
 Status checkTensors(const ModelConfig &config, const Checkpoint &checkpoint,
                     const std::string &dir);
 

@@ -201,6 +201,15 @@ struct Model {
 Error checkOptions() {
   if (modelPath.empty())
     return createStringError("no checkpoint folder or config.json given (see --help)");
+  // cl::opt keeps the last of a repeated flag; which one was meant is a
+  // guess (cohere2c-run refuses repeats too).
+  for (const cl::Option *option : std::initializer_list<const cl::Option *>{
+           &outputPath, &emit, &target, &precision, &randomWeights})
+    if (option->getNumOccurrences() > 1)
+      return createStringError(
+          "-" + (option->ArgStr.size() > 1 ? "-" : std::string()) +
+          option->ArgStr.str() + " given " +
+          std::to_string(option->getNumOccurrences()) + " times; give it once");
   if (target != "host" && target != "cuda")
     return createStringError("--target: unknown target '" + target +
                              "', expected cuda or host");
@@ -316,6 +325,7 @@ Error checkOutput(const Model &model, StringRef weightsPath) {
   if (model.checkpoint)
     inputs.insert(inputs.end(), model.checkpoint->paths().begin(),
                   model.checkpoint->paths().end());
+  llvm::append_range(inputs, model.textFiles.paths);
   for (const std::string &input : inputs) {
     bool same = false;
     if (outputPath != "-" && !sys::fs::equivalent(outputPath, input, same) &&

@@ -66,7 +66,8 @@ private:
     if (!text)
       return error(
           "prompt and messages need the model's tokenizer, and the artifact "
-          "carries none (compiled from a config alone): give prompt_ids");
+          "carries none (compiled from a config alone, or from a checkpoint "
+          "without tokenizer.json): give prompt_ids");
     StatusOr<std::vector<int32_t>> ids = Status::error("");
     if (j.contains("prompt"))
       ids = text->encode(j["prompt"].get<std::string>(),
@@ -191,6 +192,11 @@ Status forEachJsonLine(
       return j.status();
     if (!j->is_object())
       return Status::error(where + ": not a JSON object");
+    // The parser keeps the last of a key given twice: which value was meant
+    // ("max_new_tokens": 1, ..., "max_new_tokens": 5) is a guess.
+    if (std::optional<DuplicateKey> twice = findDuplicateKey(line))
+      return Status::error(where + ": " + excerpt(twice->pointer) +
+                           " is given twice");
     if (Status s = onLine(*j, where, lineNo); !s.ok())
       return s;
   }
@@ -214,6 +220,13 @@ StatusOr<std::vector<OwnedRequest>> readRequests(const std::string &path,
   Status read = forEachJsonLine(
       path, [&](const json &j, const std::string &where, int lineNo) {
         OwnedRequest r = defaults;
+        // An integer id is written as its digits; null, a fraction or an
+        // object would be quoted as JSON text, an id nobody chose.
+        if (j.contains("id") && !j["id"].is_string() &&
+            !j["id"].is_number_integer())
+          return Status::error(where +
+                               ": id must be a string or an integer, found " +
+                               jsonExcerpt(j["id"]));
         r.id = !j.contains("id")     ? "line-" + std::to_string(lineNo)
                : j["id"].is_string() ? j["id"].get<std::string>()
                                      : j["id"].dump();

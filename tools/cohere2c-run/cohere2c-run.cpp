@@ -19,6 +19,7 @@
 #include "LogitsTarget.h"
 #include "Perplexity.h"
 #include "RequestsFile.h"
+#include "Support/Json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -212,7 +213,8 @@ StatusOr<OwnedRequest> singleRequest(const Options &o, const ModelText *text) {
     return Status::error(
         std::string(o.hasChat ? "--chat" : "--prompt") +
         " needs the model's tokenizer, and " + o.artifact +
-        " carries none (compiled from a config alone): give --prompt-ids, "
+        " carries none (compiled from a config alone, or from a checkpoint "
+        "without tokenizer.json): give --prompt-ids, "
         "or compile from a checkpoint folder with tokenizer.json");
   } else if (o.hasPrompt) {
     ids = text->encode(o.prompt, /*addSpecialTokens=*/true);
@@ -275,15 +277,18 @@ StatusOr<std::vector<OwnedRequest>> fileRequests(const Options &o,
   if (!inputs.ok())
     return inputs.status();
   for (OwnedRequest &r : *requests) {
+    // NAME_MAX (255 bytes on Linux) bounds the file's name, the id plus
+    // ".safetensors".
     bool fileName =
         !r.id.empty() && r.id[0] != '.' &&
+        r.id.size() + std::strlen(".safetensors") <= 255 &&
         r.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
                                "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
             std::string::npos;
     if (!fileName)
-      return Status::error(
-          "--logits-dir: request id '" + r.id +
-          "' cannot name a file (letters, digits, '.', '_', '-')");
+      return Status::error("--logits-dir: request id '" + excerpt(r.id) +
+                           "' cannot name a file (letters, digits, '.', '_', "
+                           "'-'; at most 243 of them)");
     if (auto target = LogitsTarget::of("--logits-dir", logitsDirPath(o, r),
                                        *inputs);
         !target.ok())

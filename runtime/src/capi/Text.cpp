@@ -49,8 +49,9 @@ openText(const std::string &path) {
   if (!model.ok())
     return model.status();
   if (!*model)
-    return Status::error(
-        path + " carries no tokenizer (compiled from a config alone)");
+    return Status::error(path +
+                         " carries no tokenizer (compiled from a config alone, "
+                         "or from a checkpoint without tokenizer.json)");
   return std::shared_ptr<const text::ModelText>(std::move(*model));
 }
 
@@ -102,7 +103,8 @@ cohere2c_status_t cohere2c_artifact_text(const cohere2c_artifact_t *artifact,
     return makeStatus(COHERE2C_STATUS_FAILED_PRECONDITION,
                       artifact->loaded->path() +
                           " carries no tokenizer (compiled from a config "
-                          "alone)");
+                          "alone, or from a checkpoint without "
+                          "tokenizer.json)");
   *out_text =
       new cohere2c_text_t{{1}, artifact->text, artifact->loaded->path()};
   return nullptr;

@@ -59,7 +59,8 @@ cohere2c_status_t loadText(const ServerOptions &o, Served &s) {
   if (!s.text)
     return capi::makeStatus(
         COHERE2C_STATUS_FAILED_PRECONDITION,
-        o.artifact + ": carries no tokenizer (compiled from a config alone): "
+        o.artifact + ": carries no tokenizer (compiled from a config alone, or "
+                     "from a checkpoint without tokenizer.json): "
                      "give --tokenizer DIR, or compile from a checkpoint "
                      "folder with tokenizer.json");
   if (s.text->tokenizer().vocabSize() > config.vocabSize)

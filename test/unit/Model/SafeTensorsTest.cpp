@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 using namespace cohere2c;
 using nlohmann::json;
@@ -428,6 +429,29 @@ TEST(SafeTensorsTest, RejectsIndexPlacingTensorInWrongShard) {
                   "index places it in this shard)");
 }
 
+TEST(SafeTensorsTest, RejectsTensorInTwoShards) {
+  // "b" in both shards, the index placing it in the second: the first's
+  // copy would be dropped unread.
+  std::string dir = freshDir();
+  writeSafeTensors(
+      dir + "/one.safetensors",
+      R"({"a": {"dtype": "BF16", "shape": [1], "data_offsets": [0, 2]},
+                       "b": {"dtype": "BF16", "shape": [1], "data_offsets": [2, 4]}})",
+      le16({0x3F80, 0x4000}));
+  writeSafeTensors(
+      dir + "/two.safetensors",
+      R"({"b": {"dtype": "BF16", "shape": [1], "data_offsets": [0, 2]}})",
+      le16({0x4040}));
+  json index = {
+      {"weight_map", {{"a", "one.safetensors"}, {"b", "two.safetensors"}}}};
+  std::ofstream(dir + "/model.safetensors.index.json") << index.dump();
+  StatusOr<Checkpoint> checkpoint = Checkpoint::open(dir);
+  ASSERT_FALSE(checkpoint.ok());
+  EXPECT_EQ(checkpoint.status().message(),
+            dir + "/one.safetensors: tensor b is also in two.safetensors, "
+                  "where the index places it");
+}
+
 TEST(SafeTensorsTest, RejectsFolderWithoutCheckpoint) {
   std::string dir = freshDir();
   StatusOr<Checkpoint> checkpoint = Checkpoint::open(dir);
@@ -465,16 +489,19 @@ std::vector<TensorSpec> smallConfigTensors() {
           {"model.norm.weight", {4}}};
 }
 
-/// Writes dir/model.safetensors with zero-filled BF16 tensors.
+/// Writes dir/model.safetensors with zero-filled tensors, BF16 but those
+/// named in `fp8` (F8_E4M3).
 void writeCheckpoint(const std::string &dir,
-                     const std::vector<TensorSpec> &specs) {
+                     const std::vector<TensorSpec> &specs,
+                     const std::set<std::string> &fp8 = {}) {
   json header = json::object();
   size_t offset = 0;
   for (const TensorSpec &spec : specs) {
-    size_t bytes = 2;
+    bool byte = fp8.count(spec.name);
+    size_t bytes = byte ? 1 : 2;
     for (int64_t d : spec.shape)
       bytes *= d;
-    header[spec.name] = {{"dtype", "BF16"},
+    header[spec.name] = {{"dtype", byte ? "F8_E4M3" : "BF16"},
                          {"shape", spec.shape},
                          {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
@@ -495,8 +522,14 @@ TEST(SafeTensorsTest, ExpectedTensorsFollowConfig) {
 TEST(SafeTensorsTest, CheckTensorsAcceptsCompleteCheckpoint) {
   std::string dir = freshDir();
   std::vector<TensorSpec> specs = smallConfigTensors();
-  specs.push_back({"extra.weight", {1}}); // Extra tensors are fine.
-  writeCheckpoint(dir, specs);
+  // RoPE's inverse frequencies, which some exporters keep, are not read.
+  specs.push_back({"model.layers.0.self_attn.rotary_emb.inv_freq", {1}});
+  // An FP8 weight's per-output-channel scales, as [rows] or [rows, 1].
+  specs.push_back({"model.layers.0.self_attn.k_proj.weight_scale", {3}});
+  specs.push_back({"model.layers.0.mlp.down_proj.weight_scale", {4, 1}});
+  writeCheckpoint(dir, specs,
+                  {"model.layers.0.self_attn.k_proj.weight",
+                   "model.layers.0.mlp.down_proj.weight"});
   StatusOr<Checkpoint> checkpoint = Checkpoint::open(dir);
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().message();
   Status status = checkTensors(smallConfig(), *checkpoint, dir);
@@ -528,6 +561,57 @@ TEST(SafeTensorsTest, CheckTensorsReportsWrongShape) {
   EXPECT_EQ(status.message(),
             dir + ": tensor model.layers.0.self_attn.q_proj.weight has shape "
                   "[4, 6], expected [6, 4]");
+}
+
+/// checkTensors' message for smallConfigTensors() plus `extra` (with
+/// `fp8` weights), or "" when it accepts them.
+std::string checkWithExtra(const TensorSpec &extra,
+                           const std::set<std::string> &fp8 = {}) {
+  std::string dir = freshDir();
+  std::vector<TensorSpec> specs = smallConfigTensors();
+  specs.push_back(extra);
+  writeCheckpoint(dir, specs, fp8);
+  StatusOr<Checkpoint> checkpoint = Checkpoint::open(dir);
+  EXPECT_TRUE(checkpoint.ok()) << checkpoint.status().message();
+  Status status = checkTensors(smallConfig(), *checkpoint, dir);
+  return status.ok() ? "" : status.message().substr(dir.size());
+}
+
+TEST(SafeTensorsTest, CheckTensorsRejectsTensorsTheModelDoesNotRead) {
+  // A layer past num_hidden_layers, a bias, an untied output projection:
+  // the config describes another model than the checkpoint.
+  for (const char *name :
+       {"model.layers.1.input_layernorm.weight",
+        "model.layers.0.self_attn.q_proj.bias", "lm_head.weight"})
+    EXPECT_EQ(
+        checkWithExtra({name, {4}}),
+        std::string(": tensor ") + name +
+            " is not one the model reads (config.json: num_hidden_layers 1, no "
+            "biases, the output projection tied to "
+            "model.embed_tokens.weight); the checkpoint and its config "
+            "disagree");
+}
+
+TEST(SafeTensorsTest, CheckTensorsRejectsScalesOfUnquantizedWeights) {
+  // A BF16 weight beside a weight_scale: dequantized already, or codes
+  // whose scale would be dropped; either way not what the export meant.
+  EXPECT_EQ(
+      checkWithExtra({"model.layers.0.self_attn.k_proj.weight_scale", {3}}),
+      ": tensor model.layers.0.self_attn.k_proj.weight_scale scales "
+      "BF16 weights: only F8_E4M3 weights take a weight_scale (a "
+      "dequantized weight has none)");
+}
+
+TEST(SafeTensorsTest, CheckTensorsRejectsScalesOfAnotherShape) {
+  // o_proj is [4, 6]: [1, 6] would be per input channel.
+  std::set<std::string> fp8 = {"model.layers.0.self_attn.o_proj.weight"};
+  EXPECT_EQ(checkWithExtra(
+                {"model.layers.0.self_attn.o_proj.weight_scale", {1, 6}}, fp8),
+            ": tensor model.layers.0.self_attn.o_proj.weight_scale has shape "
+            "[1, 6], expected [4] or [4, 1] (one scale per output channel)");
+  EXPECT_EQ(checkWithExtra(
+                {"model.layers.0.self_attn.o_proj.weight_scale", {4, 1}}, fp8),
+            "");
 }
 
 /// The tiny checkpoints: 8 layers x 8 tensors + embedding + final norm.
