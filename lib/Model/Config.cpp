@@ -186,21 +186,13 @@ Status parseRope(const json &root, const FieldReader &reader,
 Status parseEosTokenIds(const json &root, const FieldReader &reader,
                         ModelConfig &config) {
   auto eos = root.find("eos_token_id");
-  if (eos == root.end() || eos->is_null())
+  if (eos == root.end())
     return Status::success();
-  json ids = eos->is_array() ? *eos : json::array({*eos});
-  for (const json &id : ids) {
-    StatusOr<int64_t> value = reader.integer("eos_token_id", id);
-    if (!value.ok())
-      return value.status();
-    // An id outside the vocabulary is never generated: the request would
-    // never stop at it.
-    if (*value < 0 || *value >= config.vocabSize)
-      return reader.error("eos_token_id " + std::to_string(*value) +
-                          " is outside the vocabulary [0, " +
-                          std::to_string(config.vocabSize) + ")");
-    config.eosTokenIds.push_back(*value);
-  }
+  StatusOr<std::vector<int64_t>> ids =
+      parseTokenIds(*eos, "eos_token_id", config.vocabSize, "the vocabulary");
+  if (!ids.ok())
+    return reader.error(ids.status().message());
+  config.eosTokenIds = *ids;
   return Status::success();
 }
 

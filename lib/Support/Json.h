@@ -25,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
@@ -216,6 +217,36 @@ inline std::optional<DuplicateKey> findDuplicateKey(std::string_view text) {
   if (!finder.found)
     return std::nullopt;
   return finder.duplicate;
+}
+
+/// Hugging Face's token-id fields (eos_token_id of config.json and
+/// generation_config.json): an id or a list of ids, each in [0, limit);
+/// null is no id. `vocabulary` names what limit counts in messages ("the
+/// vocabulary"). Errors, without a source: "<field> must be an id or a
+/// list of ids, found ...", "<field> 300 is outside <vocabulary> [0, 256)"
+/// (an id past the vocabulary is never generated: a request would never
+/// stop at it).
+template <typename Json>
+StatusOr<std::vector<int64_t>>
+parseTokenIds(const Json &value, const std::string &field, int64_t limit,
+              const std::string &vocabulary) {
+  std::vector<int64_t> ids;
+  if (value.is_null())
+    return ids;
+  Json list = value.is_array() ? value : Json::array({value});
+  for (const Json &id : list) {
+    if (!id.is_number_integer() ||
+        (id.is_number_unsigned() &&
+         id.template get<uint64_t>() > uint64_t(INT64_MAX)) ||
+        id.template get<int64_t>() < 0)
+      return Status::error(field + " must be an id or a list of ids, found " +
+                           jsonExcerpt(value));
+    if (id.template get<int64_t>() >= limit)
+      return Status::error(field + " " + id.dump() + " is outside " +
+                           vocabulary + " [0, " + std::to_string(limit) + ")");
+    ids.push_back(id.template get<int64_t>());
+  }
+  return ids;
 }
 
 /// `text` parsed, or an error starting with `source` (the file, or the file

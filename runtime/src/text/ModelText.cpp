@@ -68,28 +68,18 @@ StatusOr<json> specialTokensOf(const json &config, const std::string &file) {
   return tokens;
 }
 
-/// generation_config.json's eos_token_id: an id or a list of ids below
-/// `vocabSize` (one past it is never generated, so a request would never
-/// stop at it); absent or null leaves `ids` as they are.
+/// generation_config.json's eos_token_id, below the tokenizer's
+/// `vocabSize`; absent or null leaves `ids` as they are.
 Status readEosIds(const json &config, const std::string &file,
                   int64_t vocabSize, std::vector<int64_t> &ids) {
   if (!config.contains("eos_token_id") || config["eos_token_id"].is_null())
     return Status::success();
-  const json &field = config["eos_token_id"];
-  json list = field.is_array() ? field : json::array({field});
-  std::vector<int64_t> read;
-  for (const json &id : list) {
-    if (!id.is_number_integer() || id.get<int64_t>() < 0)
-      return Status::error(
-          file + ": eos_token_id must be an id or a list of ids, found " +
-          jsonExcerpt(field));
-    if (id.get<int64_t>() >= vocabSize)
-      return Status::error(file + ": eos_token_id " + id.dump() +
-                           " is outside the tokenizer's vocabulary [0, " +
-                           std::to_string(vocabSize) + ")");
-    read.push_back(id.get<int64_t>());
-  }
-  ids = read;
+  StatusOr<std::vector<int64_t>> read =
+      parseTokenIds(config["eos_token_id"], "eos_token_id", vocabSize,
+                    "the tokenizer's vocabulary");
+  if (!read.ok())
+    return Status::error(file + ": " + read.status().message());
+  ids = *read;
   return Status::success();
 }
 

@@ -126,6 +126,25 @@ TEST(JsonTest, FindsAKeyGivenTwice) {
   EXPECT_EQ(empty->pointer, "/");
 }
 
+TEST(JsonTest, ParsesTokenIdsAsHuggingFaceWritesThem) {
+  auto ids = [](const char *text) {
+    return parseTokenIds(json::parse(text), "eos_token_id", 100,
+                         "the vocabulary");
+  };
+  EXPECT_EQ(*ids("3"), std::vector<int64_t>{3});
+  EXPECT_EQ(*ids("[3, 99]"), (std::vector<int64_t>{3, 99}));
+  EXPECT_TRUE(ids("null")->empty());
+  EXPECT_EQ(ids("[3, 100]").status().message(),
+            "eos_token_id 100 is outside the vocabulary [0, 100)");
+  for (const char *bad :
+       {"-1", "2.5", "\"3\"", "[[3]]", "18446744073709551615"})
+    EXPECT_EQ(
+        ids(bad).status().message(),
+        std::string("eos_token_id must be an id or a list of ids, found ") +
+            bad)
+        << bad;
+}
+
 TEST(JsonTest, ExcerptKeepsShortTextAndCutsLongText) {
   EXPECT_EQ(excerpt("short"), "short");
   EXPECT_EQ(excerpt(std::string(80, 'x')), std::string(80, 'x'));
