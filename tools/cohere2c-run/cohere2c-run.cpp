@@ -406,6 +406,13 @@ Status serveSingle(cohere2c_engine_t *engine, const ModelText *text,
     auto logits = logitsOf(result);
     if (!logits.ok())
       return logits.status();
+    // Generation stopped (at an EOS) before --logits-from: the file holds
+    // no row, which the user should not have to discover by reading it.
+    if (logits->rows == 0)
+      std::cerr << "note: --logits-out " << o.logitsOut
+                << " holds no logits row: generation stopped after "
+                << generatedIds(result).size() << " tokens, before position "
+                << r.options.record_logits_from << "\n";
     return logitsTarget.write(
         {{"logits", {logits->rows, vocab}, logits->data}});
   };

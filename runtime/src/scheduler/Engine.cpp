@@ -195,12 +195,15 @@ Status Engine::validate(const Request &r) const {
   // The model sees P + N - 1 positions (the last sampled token is never fed
   // back). Compared without adding: max_new_tokens may be as large as int64
   // allows.
+  // One new token (a scored sequence, a single step) adds no position.
   if (r.maxNewTokens - 1 >
       config.maxPositionEmbeddings - (int64_t)r.promptIds.size())
     return Status::error(
-        who + ": prompt (" + std::to_string(r.promptIds.size()) +
-        " tokens) + max_new_tokens (" + std::to_string(r.maxNewTokens) +
-        ") - 1 exceeds the context of " +
+        who + ": prompt (" + std::to_string(r.promptIds.size()) + " tokens)" +
+        (r.maxNewTokens == 1 ? std::string()
+                             : " + max_new_tokens (" +
+                                   std::to_string(r.maxNewTokens) + ") - 1") +
+        " exceeds the context of " +
         std::to_string(config.maxPositionEmbeddings) +
         " tokens (max_position_embeddings)");
 

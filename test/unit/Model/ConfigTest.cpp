@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <fstream>
+#include <unistd.h>
 
 using namespace cohere2c;
 using nlohmann::json;
@@ -472,11 +474,13 @@ TEST(ConfigTest, FromFileRefusesWhatIsNotARegularFile) {
 }
 
 TEST(ConfigTest, FromFileUsesPathInMessages) {
-  std::string path = ::testing::TempDir() + "/bad-window-config.json";
+  std::string path = ::testing::TempDir() + "/bad-window-config-" +
+                     std::to_string(::getpid()) + ".json";
   json config = baseConfig();
   config["sliding_window"] = 0;
   std::ofstream(path) << config.dump();
   StatusOr<ModelConfig> parsed = ModelConfig::fromFile(path);
+  std::remove(path.c_str());
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().message(),
             path + ": sliding_window must be at least 1, found 0");

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <unistd.h>
 
 using namespace cohere2c;
 using nlohmann::json;
@@ -21,10 +22,21 @@ namespace {
 
 using Bytes = std::vector<uint8_t>;
 
+/// This process's folder of test files (its pid in the name, so that two
+/// checkouts' tests never share one), removed when the process exits.
+const std::string &scratchRoot() {
+  static const struct Root {
+    std::string path = ::testing::TempDir() + "/cohere2c-safetensors-" +
+                       std::to_string(::getpid());
+    ~Root() { std::filesystem::remove_all(path); }
+  } root;
+  return root.path;
+}
+
 /// A fresh, empty folder named after the running test.
 std::string freshDir() {
   std::string dir =
-      ::testing::TempDir() + "/safetensors-" +
+      scratchRoot() + "/" +
       ::testing::UnitTest::GetInstance()->current_test_info()->name();
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
