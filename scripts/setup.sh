@@ -32,8 +32,13 @@ if [ ! -x "$cuda/bin/ptxas" ] || [ ! -f "$cuda/include/cublasLt.h" ]; then
   exit 1
 fi
 
-# The official OpenAI client, for the server's tests (test/serve).
-(cd "$root/test/serve" && npm ci --no-audit --no-fund --loglevel=error)
+# The official OpenAI client, for the server's tests (test/serve). npm
+# records what it installed in node_modules/.package-lock.json; while that
+# is newer than package-lock.json, nothing needs fetching again.
+serve="$root/test/serve"
+if [ ! "$serve/node_modules/.package-lock.json" -nt "$serve/package-lock.json" ]; then
+  (cd "$serve" && npm ci --no-audit --no-fund --loglevel=error)
+fi
 
 cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$root/build"
