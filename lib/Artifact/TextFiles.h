@@ -36,6 +36,11 @@ struct TextFiles {
   static StatusOr<TextFiles> readCheckpoint(const std::string &dir);
 };
 
+/// Why an artifact carries no tokenizer, for messages that say so.
+inline constexpr const char *kNoTokenizerReason =
+    "(compiled from a config alone, or from a checkpoint without "
+    "tokenizer.json)";
+
 /// Far above any released tokenizer.json (Command A's: about 20 MB).
 constexpr size_t kMaxTextFileBytes = size_t(256) << 20;
 

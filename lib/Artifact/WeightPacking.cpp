@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -119,13 +120,14 @@ Status packRows(const Checkpoint &checkpoint, const WeightEntry &entry,
     // broken export, whose row would be zeroed, negated or NaN.
     for (int64_t r = firstRow; r < endRow; ++r) {
       float scale = given->at(r);
-      if (!(std::isfinite(scale) && scale >= std::numeric_limits<float>::min()))
-        return Status::error(
-            source + ": tensor " + entry.name + "_scale holds " +
-            (std::isfinite(scale) ? std::to_string(scale)
-                                  : std::string("a non-finite value")) +
-            " at element " + std::to_string(r) +
-            "; a scale must be a positive normal float");
+      if (std::isfinite(scale) && scale >= std::numeric_limits<float>::min())
+        continue;
+      char shown[32] = "a non-finite value";
+      if (std::isfinite(scale))
+        std::snprintf(shown, sizeof shown, "%g", scale);
+      return Status::error(source + ": tensor " + entry.name + "_scale holds " +
+                           shown + " at element " + std::to_string(r) +
+                           "; a scale must be a positive normal float");
     }
   }
   auto value = [&](int64_t e) {

@@ -287,8 +287,10 @@ Status checkQuantizationGroup(const FieldReader &reader, const json &group,
     return s;
   StatusOr<const json *> inputs =
       objectField(reader, group, path, "input_activations", true);
-  if (!inputs.ok() || !*inputs)
+  if (!inputs.ok())
     return inputs.status();
+  if (!*inputs) // weights alone: activations are quantized as the recipe says
+    return Status::success();
   return expectFields(reader, **inputs, path + "input_activations.",
                       {{"num_bits", {8}, true},
                        {"type", {"float"}, true},
@@ -302,21 +304,33 @@ Status checkQuantizationGroup(const FieldReader &reader, const json &group,
 /// tensors then say which linear weights are FP8 (checkTensors), so
 /// `targets` and `ignore` are not read. Another scheme's tensors (blocks,
 /// groups, static activation scales, integers, a quantized KV cache) would
-/// be misread as this one's.
+/// be misread as this one's, and so would a model whose weights are
+/// rotated (transform_config: online Hadamard transforms not applied here).
 Status checkQuantizationConfig(const json &root, const FieldReader &reader) {
   StatusOr<const json *> q =
       objectField(reader, root, "", "quantization_config", true);
-  if (!q.ok() || !*q)
+  if (!q.ok())
     return q.status();
+  if (!*q)
+    return Status::success();
   const std::string path = "quantization_config.";
-  if (Status s = expectFields(reader, **q, path,
-                              {{"quant_method", {"compressed-tensors"}, true},
-                               {"format", {"float-quantized", nullptr}},
-                               {"quantization_status", {"compressed", nullptr}},
-                               {"kv_cache_scheme", {nullptr}},
-                               {"sparsity_config", {nullptr, json::object()}}});
+  if (Status s =
+          expectFields(reader, **q, path,
+                       {{"quant_method", {"compressed-tensors"}, true},
+                        {"format", {"float-quantized", nullptr}},
+                        {"quantization_status", {"compressed", nullptr}},
+                        {"kv_cache_scheme", {nullptr}},
+                        {"transform_config", {nullptr, json::object()}}});
       !s.ok())
     return s;
+  // Older compressed-tensors wrote a sparsity_config of format "dense" on
+  // every quantized model: it leaves the tensors as they are.
+  auto sparsity = (*q)->find("sparsity_config");
+  if (sparsity != (*q)->end() && !sparsity->empty() &&
+      !(sparsity->is_object() && sparsity->value("format", json()) == "dense"))
+    return reader.error(path + "sparsity_config is " + jsonExcerpt(*sparsity) +
+                        ", but cohere2c reads dense tensors only (null, {} or "
+                        "format \"dense\")");
   StatusOr<const json *> groups =
       objectField(reader, **q, path, "config_groups", false);
   if (!groups.ok())

@@ -460,12 +460,23 @@ Status checkScaleTensor(const std::string &name, const TensorView &scale,
   return Status::success();
 }
 
-/// Tensors a checkpoint may carry that the model computes instead: RoPE's
-/// inverse frequencies, which some exporters save as buffers.
-bool isDerivedBuffer(const std::string &name) {
-  const std::string suffix = ".rotary_emb.inv_freq";
-  return name.size() > suffix.size() &&
-         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+bool endsWith(const std::string &text, const std::string &suffix) {
+  return text.size() > suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// Tensors a checkpoint may carry that the model does not read, harmlessly:
+/// RoPE's inverse frequencies, which some exporters save as buffers, and an
+/// lm_head.weight that is a byte-for-byte copy of the embedding it is tied
+/// to (some exporters write the tied matrix twice).
+bool isRedundant(const std::string &name, const TensorView &tensor,
+                 const TensorView &embedding) {
+  if (endsWith(name, ".rotary_emb.inv_freq"))
+    return true;
+  return name == "lm_head.weight" && tensor.dtype == embedding.dtype &&
+         tensor.shape == embedding.shape &&
+         tensor.numBytes == embedding.numBytes &&
+         std::memcmp(tensor.data, embedding.data, tensor.numBytes) == 0;
 }
 
 } // namespace
@@ -487,21 +498,20 @@ Status checkTensors(const ModelConfig &config, const Checkpoint &checkpoint,
   // disagree (more layers than num_hidden_layers, biases, an untied
   // lm_head, static activation scales): computing without it would give
   // another model's output.
+  const TensorView &embedding = *expected.at("model.embed_tokens.weight");
   const std::string scaleSuffix = "_scale";
   for (const auto &[name, tensor] : checkpoint.tensors()) {
-    if (expected.count(name) || isDerivedBuffer(name))
+    if (expected.count(name) || isRedundant(name, tensor, embedding))
       continue;
-    if (name.size() > scaleSuffix.size() &&
-        name.compare(name.size() - scaleSuffix.size(), scaleSuffix.size(),
-                     scaleSuffix) == 0) {
-      auto weight =
-          expected.find(name.substr(0, name.size() - scaleSuffix.size()));
-      if (weight != expected.end() && weight->second->shape.size() == 2) {
-        if (Status s = checkScaleTensor(name, tensor, *weight->second, dir);
-            !s.ok())
-          return s;
-        continue;
-      }
+    auto weight =
+        endsWith(name, scaleSuffix)
+            ? expected.find(name.substr(0, name.size() - scaleSuffix.size()))
+            : expected.end();
+    if (weight != expected.end() && weight->second->shape.size() == 2) {
+      if (Status s = checkScaleTensor(name, tensor, *weight->second, dir);
+          !s.ok())
+        return s;
+      continue;
     }
     return Status::error(
         dir + ": tensor " + name +

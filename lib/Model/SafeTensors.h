@@ -127,8 +127,9 @@ Status writeSafeTensors(int fd, const std::string &path,
 
 /// Checks that every expected tensor exists with the right shape, and that
 /// the checkpoint holds nothing else but the per-output-channel scales
-/// ("<weight>_scale", [rows] or [rows, 1]) of F8_E4M3 linear weights and
-/// RoPE inverse-frequency buffers. Errors name the folder and the tensor:
+/// ("<weight>_scale", [rows] or [rows, 1]) of F8_E4M3 linear weights, RoPE
+/// inverse-frequency buffers and an lm_head.weight equal to the embedding
+/// byte for byte. Errors name the folder and the tensor:
 /// "<dir>: tensor model.layers.3.mlp.up_proj.weight missing", "...: tensor X
 /// has shape [a, b], expected [c, d]", "...: tensor X is not one the model
 /// reads ...", a scale beside a weight that is not F8_E4M3.

@@ -203,13 +203,16 @@ Error checkOptions() {
     return createStringError("no checkpoint folder or config.json given (see --help)");
   // cl::opt keeps the last of a repeated flag; which one was meant is a
   // guess (cohere2c-run refuses repeats too).
-  for (const cl::Option *option : std::initializer_list<const cl::Option *>{
-           &outputPath, &emit, &target, &precision, &randomWeights})
-    if (option->getNumOccurrences() > 1)
-      return createStringError(
-          "-" + (option->ArgStr.size() > 1 ? "-" : std::string()) +
-          option->ArgStr.str() + " given " +
-          std::to_string(option->getNumOccurrences()) + " times; give it once");
+  for (const auto &entry : cl::getRegisteredOptions()) {
+    const cl::Option *option = entry.second;
+    if (!is_contained(option->Categories, &toolOptions) ||
+        option->getNumOccurrences() <= 1)
+      continue;
+    return createStringError(
+        "-" + (option->ArgStr.size() > 1 ? "-" : std::string()) +
+        option->ArgStr.str() + " given " +
+        std::to_string(option->getNumOccurrences()) + " times; give it once");
+  }
   if (target != "host" && target != "cuda")
     return createStringError("--target: unknown target '" + target +
                              "', expected cuda or host");

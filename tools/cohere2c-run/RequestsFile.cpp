@@ -1,6 +1,8 @@
 //===- RequestsFile.cpp ---------------------------------------------------===//
 
 #include "RequestsFile.h"
+
+#include "Artifact/TextFiles.h"
 #include "Support/Json.h"
 
 #include <nlohmann/json.hpp>
@@ -65,9 +67,9 @@ private:
       return error("prompt must be a string (token ids go in prompt_ids)");
     if (!text)
       return error(
-          "prompt and messages need the model's tokenizer, and the artifact "
-          "carries none (compiled from a config alone, or from a checkpoint "
-          "without tokenizer.json): give prompt_ids");
+          std::string("prompt and messages need the model's tokenizer, and "
+                      "the artifact carries none ") +
+          kNoTokenizerReason + ": give prompt_ids");
     StatusOr<std::vector<int32_t>> ids = Status::error("");
     if (j.contains("prompt"))
       ids = text->encode(j["prompt"].get<std::string>(),

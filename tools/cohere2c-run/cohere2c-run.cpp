@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Artifact/TextFiles.h"
 #include "CommandLine.h"
 #include "Handles.h"
 #include "Interrupt.h"
@@ -31,6 +32,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <string>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -212,9 +214,9 @@ StatusOr<OwnedRequest> singleRequest(const Options &o, const ModelText *text) {
   } else if (!text) {
     return Status::error(
         std::string(o.hasChat ? "--chat" : "--prompt") +
-        " needs the model's tokenizer, and " + o.artifact +
-        " carries none (compiled from a config alone, or from a checkpoint "
-        "without tokenizer.json): give --prompt-ids, "
+        " needs the model's tokenizer, and " + o.artifact + " carries none " +
+        kNoTokenizerReason +
+        ": give --prompt-ids, "
         "or compile from a checkpoint folder with tokenizer.json");
   } else if (o.hasPrompt) {
     ids = text->encode(o.prompt, /*addSpecialTokens=*/true);
@@ -261,8 +263,14 @@ StatusOr<std::vector<std::string>> runInputs(const Options &o) {
 }
 
 /// DIR/<id>.safetensors of --logits-dir.
+constexpr const char *kLogitsFileSuffix = ".safetensors";
+/// The longest id that names a --logits-dir file: NAME_MAX (255 bytes on
+/// Linux) bounds the file's name, the id and kLogitsFileSuffix.
+constexpr size_t kMaxLogitsId =
+    255 - std::char_traits<char>::length(kLogitsFileSuffix);
+
 std::string logitsDirPath(const Options &o, const OwnedRequest &r) {
-  return o.logitsDir + "/" + r.id + ".safetensors";
+  return o.logitsDir + "/" + r.id + kLogitsFileSuffix;
 }
 
 /// The requests of --requests, checked against --logits-dir: an id must
@@ -277,18 +285,16 @@ StatusOr<std::vector<OwnedRequest>> fileRequests(const Options &o,
   if (!inputs.ok())
     return inputs.status();
   for (OwnedRequest &r : *requests) {
-    // NAME_MAX (255 bytes on Linux) bounds the file's name, the id plus
-    // ".safetensors".
     bool fileName =
-        !r.id.empty() && r.id[0] != '.' &&
-        r.id.size() + std::strlen(".safetensors") <= 255 &&
+        !r.id.empty() && r.id[0] != '.' && r.id.size() <= kMaxLogitsId &&
         r.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
                                "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
             std::string::npos;
     if (!fileName)
       return Status::error("--logits-dir: request id '" + excerpt(r.id) +
                            "' cannot name a file (letters, digits, '.', '_', "
-                           "'-'; at most 243 of them)");
+                           "'-'; at most " +
+                           std::to_string(kMaxLogitsId) + " of them)");
     if (auto target = LogitsTarget::of("--logits-dir", logitsDirPath(o, r),
                                        *inputs);
         !target.ok())
@@ -410,9 +416,11 @@ Status serveSingle(cohere2c_engine_t *engine, const ModelText *text,
     // no row, which the user should not have to discover by reading it.
     if (logits->rows == 0)
       std::cerr << "note: --logits-out " << o.logitsOut
-                << " holds no logits row: generation stopped after "
-                << generatedIds(result).size() << " tokens, before position "
-                << r.options.record_logits_from << "\n";
+                << " holds no logits row: generation stopped at an EOS with "
+                   "logits up to position "
+                << r.promptIds.size() + generatedIds(result).size() - 2
+                << ", before --logits-from " << r.options.record_logits_from
+                << "\n";
     return logitsTarget.write(
         {{"logits", {logits->rows, vocab}, logits->data}});
   };

@@ -9,6 +9,7 @@
 #include "cohere2c/runtime.h"
 
 #include "Artifact.h"
+#include "Artifact/TextFiles.h"
 #include "ModelLoading.h"
 #include "Support/Json.h"
 #include "capi/Handles.h"
@@ -49,9 +50,7 @@ openText(const std::string &path) {
   if (!model.ok())
     return model.status();
   if (!*model)
-    return Status::error(path +
-                         " carries no tokenizer (compiled from a config alone, "
-                         "or from a checkpoint without tokenizer.json)");
+    return Status::error(path + " carries no tokenizer " + kNoTokenizerReason);
   return std::shared_ptr<const text::ModelText>(std::move(*model));
 }
 
@@ -101,10 +100,8 @@ cohere2c_status_t cohere2c_artifact_text(const cohere2c_artifact_t *artifact,
     return nullArgument("cohere2c_artifact_text", "artifact or out_text");
   if (!artifact->text)
     return makeStatus(COHERE2C_STATUS_FAILED_PRECONDITION,
-                      artifact->loaded->path() +
-                          " carries no tokenizer (compiled from a config "
-                          "alone, or from a checkpoint without "
-                          "tokenizer.json)");
+                      artifact->loaded->path() + " carries no tokenizer " +
+                          kNoTokenizerReason);
   *out_text =
       new cohere2c_text_t{{1}, artifact->text, artifact->loaded->path()};
   return nullptr;

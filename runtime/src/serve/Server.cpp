@@ -10,6 +10,7 @@
 #include "cohere2c/runtime.hpp"
 #include "cohere2c/serve.h"
 
+#include "Artifact/TextFiles.h"
 #include "capi/Handles.h"
 #include "serve/Api.h"
 #include "serve/Completion.h"
@@ -59,10 +60,10 @@ cohere2c_status_t loadText(const ServerOptions &o, Served &s) {
   if (!s.text)
     return capi::makeStatus(
         COHERE2C_STATUS_FAILED_PRECONDITION,
-        o.artifact + ": carries no tokenizer (compiled from a config alone, or "
-                     "from a checkpoint without tokenizer.json): "
-                     "give --tokenizer DIR, or compile from a checkpoint "
-                     "folder with tokenizer.json");
+        o.artifact + ": carries no tokenizer " + kNoTokenizerReason +
+            ": "
+            "give --tokenizer DIR, or compile from a checkpoint "
+            "folder with tokenizer.json");
   if (s.text->tokenizer().vocabSize() > config.vocabSize)
     return capi::makeStatus(
         COHERE2C_STATUS_FAILED_PRECONDITION,

@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <unistd.h>
 
 using namespace cohere2c;
@@ -171,6 +172,123 @@ TEST(ConfigTest, RopeParametersWinOverTopLevelTheta) {
   StatusOr<ModelConfig> parsed = ModelConfig::parse(config.dump(), "c.json");
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   EXPECT_EQ(parsed->ropeTheta, 2000.0);
+}
+
+/// The quantization_config llm-compressor writes for "FP8 dynamic" (as in
+/// the published FP8-dynamic checkpoints), with the fields older versions
+/// of compressed-tensors wrote too.
+json fp8DynamicConfig() {
+  json activations = {{"actorder", nullptr},
+                      {"block_structure", nullptr},
+                      {"dynamic", true},
+                      {"group_size", nullptr},
+                      {"num_bits", 8},
+                      {"observer", nullptr},
+                      {"observer_kwargs", json::object()},
+                      {"strategy", "token"},
+                      {"symmetric", true},
+                      {"type", "float"}};
+  json weights = activations;
+  weights["dynamic"] = false;
+  weights["observer"] = "minmax";
+  weights["strategy"] = "channel";
+  return {{"config_groups",
+           {{"group_0",
+             {{"input_activations", activations},
+              {"output_activations", nullptr},
+              {"targets", {"Linear"}},
+              {"weights", weights}}}}},
+          {"format", "float-quantized"},
+          {"global_compression_ratio", 1.24},
+          {"ignore", {"lm_head"}},
+          {"kv_cache_scheme", nullptr},
+          {"quant_method", "compressed-tensors"},
+          {"quantization_status", "compressed"},
+          {"sparsity_config",
+           {{"format", "dense"},
+            {"global_sparsity", 0.01},
+            {"registry_requires_subclass", false},
+            {"sparsity_structure", "unstructured"}}},
+          {"version", "0.6.0"}};
+}
+
+/// ModelConfig::parse's message for baseConfig() with `q` as its
+/// quantization_config, or "" when it accepts it.
+std::string parseWithQuantization(const json &q) {
+  json config = baseConfig();
+  config["quantization_config"] = q;
+  StatusOr<ModelConfig> parsed = ModelConfig::parse(config.dump(), "c.json");
+  return parsed.ok() ? "" : parsed.status().message();
+}
+
+TEST(ConfigTest, AcceptsCompressedTensorsFP8Dynamic) {
+  json q = fp8DynamicConfig();
+  EXPECT_EQ(parseWithQuantization(q), "");
+  q["sparsity_config"] = json::object(); // what newer versions write
+  q["transform_config"] = json::object();
+  EXPECT_EQ(parseWithQuantization(q), "");
+  // Weights alone (W8A16): activations are quantized as the recipe says.
+  q["config_groups"]["group_0"].erase("input_activations");
+  EXPECT_EQ(parseWithQuantization(q), "");
+}
+
+TEST(ConfigTest, RefusesOtherQuantizationSchemes) {
+  const std::string tail =
+      ", but cohere2c reads FP8 checkpoints in compressed-tensors' FP8 dynamic "
+      "scheme only, where it is ";
+  auto refusal = [&](const std::function<void(json &)> &edit) {
+    json q = fp8DynamicConfig();
+    edit(q);
+    return parseWithQuantization(q);
+  };
+  EXPECT_EQ(refusal([](json &q) { q["quant_method"] = "fp8"; }),
+            "c.json: quantization_config.quant_method is \"fp8\"" + tail +
+                "\"compressed-tensors\"");
+  EXPECT_EQ(
+      refusal([](json &q) {
+        q["config_groups"]["group_0"]["weights"]["strategy"] = "block";
+      }),
+      "c.json: quantization_config.config_groups.group_0.weights.strategy is "
+      "\"block\"" +
+          tail + "\"channel\"");
+  EXPECT_EQ(refusal([](json &q) {
+              q["config_groups"]["group_0"]["weights"]["num_bits"] = 4;
+            }),
+            "c.json: "
+            "quantization_config.config_groups.group_0.weights.num_bits is 4" +
+                tail + "8");
+  // Static activation scales (input_scale tensors) are another scheme.
+  EXPECT_EQ(
+      refusal([](json &q) {
+        q["config_groups"]["group_0"]["input_activations"]["dynamic"] = false;
+      }),
+      "c.json: "
+      "quantization_config.config_groups.group_0.input_activations.dynamic is "
+      "false" +
+          tail + "true");
+  EXPECT_EQ(refusal([](json &q) {
+              q["kv_cache_scheme"] = {{"num_bits", 8}};
+            }),
+            "c.json: quantization_config.kv_cache_scheme is {\"num_bits\":8}" +
+                tail + "null");
+  // Rotated weights (online Hadamard transforms) would be misread.
+  EXPECT_EQ(refusal([](json &q) {
+              q["transform_config"] = {{"config_groups", {{"u", 1}}}};
+            }),
+            "c.json: quantization_config.transform_config is "
+            "{\"config_groups\":{\"u\":1}}" +
+                tail + "null or {}");
+  EXPECT_EQ(refusal([](json &q) {
+              q["sparsity_config"] = {{"format", "sparse-24-bitmask"}};
+            }),
+            "c.json: quantization_config.sparsity_config is "
+            "{\"format\":\"sparse-24-bitmask\"}, but cohere2c reads dense "
+            "tensors only "
+            "(null, {} or format \"dense\")");
+  EXPECT_EQ(refusal([](json &q) { q["config_groups"] = json::object(); }),
+            "c.json: quantization_config.config_groups has no group");
+  EXPECT_EQ(refusal([](json &q) { q = "fp8"; }),
+            "c.json: quantization_config must be an object, found \"fp8\"");
 }
 
 TEST(ConfigTest, EosTokenIdForms) {
