@@ -2,6 +2,8 @@
 
 #include "Artifact/WeightLayout.h"
 
+#include "Support/Strings.h"
+
 namespace cohere2c {
 
 WeightLayout WeightLayout::forModel(const ModelConfig &config, DType dtype,
@@ -58,8 +60,7 @@ const WeightEntry *WeightLayout::scaleOf(const WeightEntry &weight) const {
 
 bool WeightLayout::isScale(const WeightEntry &entry) const {
   const std::string suffix = "_scale";
-  if (entry.dtype != DType::F32 || entry.name.size() <= suffix.size() ||
-      entry.name.compare(entry.name.size() - suffix.size(), suffix.size(), suffix) != 0)
+  if (entry.dtype != DType::F32 || !endsWith(entry.name, suffix))
     return false;
   const WeightEntry *weight = find(entry.name.substr(0, entry.name.size() - suffix.size()));
   return weight && weight->dtype == DType::F8E4M3;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "Model/SafeTensors.h"
 #include "Support/Json.h"
+#include "Support/Strings.h"
 
 #include <nlohmann/json.hpp>
 
@@ -458,11 +459,6 @@ Status checkScaleTensor(const std::string &name, const TensorView &scale,
         ", expected [" + std::to_string(rows) + "] or [" +
         std::to_string(rows) + ", 1] (one scale per output channel)");
   return Status::success();
-}
-
-bool endsWith(const std::string &text, const std::string &suffix) {
-  return text.size() > suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 /// Tensors a checkpoint may carry that the model does not read, harmlessly:

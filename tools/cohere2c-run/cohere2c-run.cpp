@@ -216,8 +216,8 @@ StatusOr<OwnedRequest> singleRequest(const Options &o, const ModelText *text) {
         std::string(o.hasChat ? "--chat" : "--prompt") +
         " needs the model's tokenizer, and " + o.artifact + " carries none " +
         kNoTokenizerReason +
-        ": give --prompt-ids, "
-        "or compile from a checkpoint folder with tokenizer.json");
+        ": give --prompt-ids, or compile from a checkpoint folder with "
+        "tokenizer.json");
   } else if (o.hasPrompt) {
     ids = text->encode(o.prompt, /*addSpecialTokens=*/true);
   } else {
@@ -262,13 +262,13 @@ StatusOr<std::vector<std::string>> runInputs(const Options &o) {
   return inputs;
 }
 
-/// DIR/<id>.safetensors of --logits-dir.
 constexpr const char *kLogitsFileSuffix = ".safetensors";
 /// The longest id that names a --logits-dir file: NAME_MAX (255 bytes on
 /// Linux) bounds the file's name, the id and kLogitsFileSuffix.
 constexpr size_t kMaxLogitsId =
     255 - std::char_traits<char>::length(kLogitsFileSuffix);
 
+/// DIR/<id>.safetensors of --logits-dir.
 std::string logitsDirPath(const Options &o, const OwnedRequest &r) {
   return o.logitsDir + "/" + r.id + kLogitsFileSuffix;
 }

@@ -61,9 +61,8 @@ cohere2c_status_t loadText(const ServerOptions &o, Served &s) {
     return capi::makeStatus(
         COHERE2C_STATUS_FAILED_PRECONDITION,
         o.artifact + ": carries no tokenizer " + kNoTokenizerReason +
-            ": "
-            "give --tokenizer DIR, or compile from a checkpoint "
-            "folder with tokenizer.json");
+            ": give --tokenizer DIR, or compile from a checkpoint folder "
+            "with tokenizer.json");
   if (s.text->tokenizer().vocabSize() > config.vocabSize)
     return capi::makeStatus(
         COHERE2C_STATUS_FAILED_PRECONDITION,
