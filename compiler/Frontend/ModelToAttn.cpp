@@ -51,7 +51,7 @@ public:
   }
   /// The rowwise scales of `name` when the layout stores it in FP8.
   FlatSymbolRefAttr scaleOf(const std::string &name) {
-    std::string scale = name + "_scale";
+    std::string scale = ::cohere2c::scaleNameOf(name);
     return weights.find(scale) ? weight(scale) : FlatSymbolRefAttr();
   }
   Value linear(Value input, const std::string &name, int64_t outFeatures) {

@@ -37,7 +37,7 @@ WeightLayout WeightLayout::forModel(const ModelConfig &config, DType dtype,
                   spec.name.compare(spec.name.size() - 12, 12, "_proj.weight") == 0;
     if (fp8Linear && linear) {
       add(spec.name, spec.shape, DType::F8E4M3);
-      scales.push_back({spec.name + "_scale", {spec.shape[0]}});
+      scales.push_back({scaleNameOf(spec.name), {spec.shape[0]}});
     } else {
       flushScales();
       add(spec.name, spec.shape, dtype);
@@ -55,14 +55,14 @@ const WeightEntry *WeightLayout::find(const std::string &name) const {
 }
 
 const WeightEntry *WeightLayout::scaleOf(const WeightEntry &weight) const {
-  return find(weight.name + "_scale");
+  return find(scaleNameOf(weight.name));
 }
 
 bool WeightLayout::isScale(const WeightEntry &entry) const {
-  const std::string suffix = "_scale";
-  if (entry.dtype != DType::F32 || !endsWith(entry.name, suffix))
+  if (entry.dtype != DType::F32 || !endsWith(entry.name, kScaleSuffix))
     return false;
-  const WeightEntry *weight = find(entry.name.substr(0, entry.name.size() - suffix.size()));
+  const WeightEntry *weight =
+      find(entry.name.substr(0, entry.name.size() - kScaleSuffix.size()));
   return weight && weight->dtype == DType::F8E4M3;
 }
 

@@ -110,7 +110,7 @@ Status packRows(const Checkpoint &checkpoint, const WeightEntry &entry,
   // An FP8 checkpoint tensor comes with its rowwise scales.
   const TensorView *given = nullptr;
   if (tensor->dtype == DType::F8E4M3) {
-    given = checkpoint.find(entry.name + "_scale");
+    given = checkpoint.find(scaleNameOf(entry.name));
     if (!given || given->numElements() != allRows)
       return Status::error(source + ": F8_E4M3 tensor " + entry.name +
                            " needs its per-output-channel scales " + entry.name +

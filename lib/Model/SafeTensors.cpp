@@ -495,13 +495,12 @@ Status checkTensors(const ModelConfig &config, const Checkpoint &checkpoint,
   // lm_head, static activation scales): computing without it would give
   // another model's output.
   const TensorView &embedding = *expected.at("model.embed_tokens.weight");
-  const std::string scaleSuffix = "_scale";
   for (const auto &[name, tensor] : checkpoint.tensors()) {
     if (expected.count(name) || isRedundant(name, tensor, embedding))
       continue;
     auto weight =
-        endsWith(name, scaleSuffix)
-            ? expected.find(name.substr(0, name.size() - scaleSuffix.size()))
+        endsWith(name, kScaleSuffix)
+            ? expected.find(name.substr(0, name.size() - kScaleSuffix.size()))
             : expected.end();
     if (weight != expected.end() && weight->second->shape.size() == 2) {
       if (Status s = checkScaleTensor(name, tensor, *weight->second, dir);

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cohere2c {
@@ -124,6 +125,15 @@ struct F32Tensor {
 };
 Status writeSafeTensors(int fd, const std::string &path,
                         const std::vector<F32Tensor> &tensors);
+
+/// The name of an FP8 linear weight's per-output-channel scales, as
+/// compressed-tensors checkpoints name them and artifacts' weight layouts
+/// keep them: "<weight>_scale" ("...q_proj.weight" ->
+/// "...q_proj.weight_scale").
+inline constexpr std::string_view kScaleSuffix = "_scale";
+inline std::string scaleNameOf(const std::string &weight) {
+  return weight + std::string(kScaleSuffix);
+}
 
 /// Checks that every expected tensor exists with the right shape, and that
 /// the checkpoint holds nothing else but the per-output-channel scales

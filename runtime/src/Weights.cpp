@@ -195,7 +195,7 @@ void WeightSource::release(const WeightEntry &entry, int64_t firstRow,
     releaseResidentPages(static_cast<const char *>(tensor->data) + firstRow * rowBytes,
                          (endRow - firstRow) * rowBytes);
   }
-  const TensorView *scales = checkpoint_->find(entry.name + "_scale");
+  const TensorView *scales = checkpoint_->find(scaleNameOf(entry.name));
   if (scales && endRow == entry.rows())
     releaseResidentPages(scales->data, scales->numBytes);
 }
