@@ -2,8 +2,6 @@
 
 #include "Artifact/WeightLayout.h"
 
-#include "Support/Strings.h"
-
 namespace cohere2c {
 
 WeightLayout WeightLayout::forModel(const ModelConfig &config, DType dtype,
@@ -59,10 +57,9 @@ const WeightEntry *WeightLayout::scaleOf(const WeightEntry &weight) const {
 }
 
 bool WeightLayout::isScale(const WeightEntry &entry) const {
-  if (entry.dtype != DType::F32 || !endsWith(entry.name, kScaleSuffix))
+  if (entry.dtype != DType::F32)
     return false;
-  const WeightEntry *weight =
-      find(entry.name.substr(0, entry.name.size() - kScaleSuffix.size()));
+  const WeightEntry *weight = find(weightNameOfScale(entry.name));
   return weight && weight->dtype == DType::F8E4M3;
 }
 

@@ -110,11 +110,12 @@ Status packRows(const Checkpoint &checkpoint, const WeightEntry &entry,
   // An FP8 checkpoint tensor comes with its rowwise scales.
   const TensorView *given = nullptr;
   if (tensor->dtype == DType::F8E4M3) {
-    given = checkpoint.find(scaleNameOf(entry.name));
+    const std::string scaleName = scaleNameOf(entry.name);
+    given = checkpoint.find(scaleName);
     if (!given || given->numElements() != allRows)
       return Status::error(source + ": F8_E4M3 tensor " + entry.name +
-                           " needs its per-output-channel scales " + entry.name +
-                           "_scale with " + std::to_string(allRows) + " elements");
+                           " needs its per-output-channel scales " + scaleName +
+                           " with " + std::to_string(allRows) + " elements");
     // A scale is amax / 448 of its row, clamped away from zero by every
     // quantizer: zero, a negative, a subnormal or a non-finite value is a
     // broken export, whose row would be zeroed, negated or NaN.
@@ -125,7 +126,7 @@ Status packRows(const Checkpoint &checkpoint, const WeightEntry &entry,
       char shown[32] = "a non-finite value";
       if (std::isfinite(scale))
         std::snprintf(shown, sizeof shown, "%g", scale);
-      return Status::error(source + ": tensor " + entry.name + "_scale holds " +
+      return Status::error(source + ": tensor " + scaleName + " holds " +
                            shown + " at element " + std::to_string(r) +
                            "; a scale must be a positive normal float");
     }

@@ -461,6 +461,16 @@ Status checkScaleTensor(const std::string &name, const TensorView &scale,
   return Status::success();
 }
 
+} // namespace
+
+std::string weightNameOfScale(const std::string &name) {
+  return endsWith(name, kScaleSuffix)
+             ? name.substr(0, name.size() - kScaleSuffix.size())
+             : std::string();
+}
+
+namespace {
+
 /// Tensors a checkpoint may carry that the model does not read, harmlessly:
 /// RoPE's inverse frequencies, which some exporters save as buffers, and an
 /// lm_head.weight that is a byte-for-byte copy of the embedding it is tied
@@ -498,10 +508,7 @@ Status checkTensors(const ModelConfig &config, const Checkpoint &checkpoint,
   for (const auto &[name, tensor] : checkpoint.tensors()) {
     if (expected.count(name) || isRedundant(name, tensor, embedding))
       continue;
-    auto weight =
-        endsWith(name, kScaleSuffix)
-            ? expected.find(name.substr(0, name.size() - kScaleSuffix.size()))
-            : expected.end();
+    auto weight = expected.find(weightNameOfScale(name));
     if (weight != expected.end() && weight->second->shape.size() == 2) {
       if (Status s = checkScaleTensor(name, tensor, *weight->second, dir);
           !s.ok())

@@ -134,6 +134,9 @@ inline constexpr std::string_view kScaleSuffix = "_scale";
 inline std::string scaleNameOf(const std::string &weight) {
   return weight + std::string(kScaleSuffix);
 }
+/// The weight whose scales `name` would name ("x_scale" -> "x"); empty when
+/// `name` does not end in kScaleSuffix after at least one character.
+std::string weightNameOfScale(const std::string &name);
 
 /// Checks that every expected tensor exists with the right shape, and that
 /// the checkpoint holds nothing else but the per-output-channel scales

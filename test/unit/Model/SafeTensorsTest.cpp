@@ -98,6 +98,15 @@ TEST(SafeTensorsTest, DTypeNamesAndSizes) {
   EXPECT_EQ(dtypeSize(DType::F8E4M3), 1u);
 }
 
+TEST(SafeTensorsTest, ScaleNamesAndTheirWeights) {
+  EXPECT_EQ(scaleNameOf("model.layers.0.mlp.up_proj.weight"),
+            "model.layers.0.mlp.up_proj.weight_scale");
+  EXPECT_EQ(weightNameOfScale("model.layers.0.mlp.up_proj.weight_scale"),
+            "model.layers.0.mlp.up_proj.weight");
+  EXPECT_EQ(weightNameOfScale("model.layers.0.mlp.up_proj.weight"), "");
+  EXPECT_EQ(weightNameOfScale("_scale"), ""); // scales no tensor
+}
+
 TEST(SafeTensorsTest, ReadsF32) {
   // 1.0f = 0x3F800000, -2.5f = 0xC0200000, little-endian.
   auto file =
