@@ -55,50 +55,64 @@ KernelGenerator::Kernel KernelGenerator::decodeAttentionKernel(attn::AttentionOp
   spec.rows = KernelRows::Generated;
   spec.window = window.value_or(0);
   spec.strides = {qStride, 0, 0};
-  Type bf16 = b.getBF16Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
+  Type bf16 = b.getBF16Type(), word = b.getI32Type(), i64 = b.getI64Type();
   // attentionKernel's arguments (the pool as 16-byte units), then generated_rows.
-  Type quad = VectorType::get({4}, i32);
+  Type quad = VectorType::get({4}, word);
   if (!beginKernel(name,
-                   {flat(bf16), flat(i32), flat(i32), flat(i32), flat(quad), flat(bf16), i64, i64,
-                    i64, i64, flat(b.getF32Type()), flat(i32)},
+                   {flat(bf16), flat(word), flat(word), flat(word), flat(quad),
+                    flat(bf16), i64, i64, i64, i64, flat(b.getF32Type()),
+                    flat(word)},
                    kWarp, 0))
     return {name, spec};
   kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                   b.getI32IntegerAttr(kDecodeBlocksPerSM));
   w.paged = pagedPoolArgs(3, 4, groupLayers, kvHeads * hd);
+  w.bytes = poolBytes(w.paged, 2);
   SplitAttentionBlock blk = splitAttentionBlock(true);
   Value t = blk.token;
   w.kvh = blk.kvh;
   w.g = divu(blk.lane, 4);
   w.c = remu(blk.lane, 4);
   Value p = toIndex(load(blk.positions, t));
-  w.seq = toIndex(load(blk.seqs, t));
-  std::tie(w.lo, w.hi) = splitKeys(window, p, blk.splits, blk.split);
+  w.tableRow = mul(load(blk.seqs, t), w.bytes.width);
+  auto narrow = [&](Value v) {
+    return arith::IndexCastUIOp::create(b, b.getI32Type(), v);
+  };
+  auto [lo, hi] = splitKeys(window, p, blk.splits, blk.split);
+  w.lo = narrow(lo);
+  w.hi = narrow(hi);
   Value firstHead = mul(w.kvh, index(w.group));
   SmallVector<SmallVector<Value>> qFrag = decodeQueryFragments(w, blk.q, t, firstHead, qStride);
 
-  Value bs = w.paged.blockSize;
-  Value twoC = mul(w.c, index(2));
-  w.offsets = {w.g,  add(w.g, index(8)),  twoC, add(twoC, index(1)), add(twoC, index(8)),
-               add(twoC, index(9))};
-  for (Value off : w.offsets) {
-    w.offBlocks.push_back(arith::DivUIOp::create(b, off, bs));
-    w.offSlots.push_back(arith::RemUIOp::create(b, off, bs));
-  }
-  w.stepBlocks = arith::DivUIOp::create(b, index(kDecodeKeyTile), bs);
-  w.stepSlots = arith::RemUIOp::create(b, index(kDecodeKeyTile), bs);
-  w.lastBlock = arith::DivUIOp::create(b, p, bs);
-  w.lastSlot = arith::RemUIOp::create(b, p, bs);
+  Value bs = w.bytes.blockSize;
+  Value g = narrow(w.g), twoC = mul(narrow(w.c), i32(2));
+  w.offsets = {g,
+               add(g, i32(8)),
+               twoC,
+               add(twoC, i32(1)),
+               add(twoC, i32(8)),
+               add(twoC, i32(9))};
+  for (Value off : w.offsets)
+    std::tie(w.offBlocks.emplace_back(), w.offSlots.emplace_back()) =
+        cursorOf(off, bs);
+  // K: features c hd/4 + [0, hd/4) of keys g and 8 + g; V: g hd/8 + [0, hd/8)
+  // of the others, both in the block's KV head.
+  Value headBytes = mul(narrow(w.kvh), i32(hd * 2));
+  Value kInRow = add(headBytes, mul(narrow(w.c), i32(hd / 4 * 2)));
+  Value vInRow = add(headBytes, mul(g, i32(hd / 8 * 2)));
+  w.inRows = {kInRow, kInRow, vInRow, vInRow, vInRow, vInRow};
+  std::tie(w.stepBlocks, w.stepSlots) = cursorOf(i32(kDecodeKeyTile), bs);
+  std::tie(w.lastBlock, w.lastSlot) = cursorOf(narrow(p), bs);
   // The loop carries m[2], l[2] and O of this lane's rows g and g + 8, the
   // tile's cursor and its words (loaded one iteration ahead).
   Value minusInf = f32(-std::numeric_limits<float>::infinity());
   SmallVector<Value> init = {minusInf, minusInf, f32(0), f32(0)};
   init.append(hd / 8 * 4, f32(0));
   size_t stateSize = init.size();
-  Value tb = arith::DivUIOp::create(b, w.lo, bs), ts = arith::RemUIOp::create(b, w.lo, bs);
+  auto [tb, ts] = cursorOf(w.lo, bs);
   init.append({tb, ts});
   llvm::append_range(init, decodeTileWords(w, w.lo, tb, ts));
-  auto loop = scf::ForOp::create(b, w.lo, w.hi, index(kDecodeKeyTile), init);
+  auto loop = scf::ForOp::create(b, w.lo, w.hi, i32(kDecodeKeyTile), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(loop.getBody());
@@ -107,7 +121,7 @@ KernelGenerator::Kernel KernelGenerator::decodeAttentionKernel(attn::AttentionOp
     auto [nextTb, nextTs] = addToCursor(carried[stateSize], carried[stateSize + 1],
                                         w.stepBlocks, w.stepSlots, bs);
     SmallVector<Value> nextWords =
-        decodeTileWords(w, add(j0, index(kDecodeKeyTile)), nextTb, nextTs);
+        decodeTileWords(w, add(j0, i32(kDecodeKeyTile)), nextTb, nextTs);
     SmallVector<Value> current(carried.drop_front(stateSize + 2));
     SmallVector<Value> next =
         decodeTileUpdate(w, qFrag, current, j0, carried.take_front(stateSize));
@@ -155,18 +169,15 @@ SmallVector<Value> KernelGenerator::decodeTileWords(const DecodeWarp &w, Value j
   SmallVector<Value> words;
   for (size_t i = 0; i < w.offsets.size(); ++i) {
     auto [tableIndex, slot] =
-        addToCursor(tb, ts, w.offBlocks[i], w.offSlots[i], w.paged.blockSize);
+        addToCursor(tb, ts, w.offBlocks[i], w.offSlots[i], w.bytes.blockSize);
     // A key past the warp's reads the token's own row (always written) and weighs nothing.
     Value valid = cmp(arith::CmpIPredicate::ult, add(j0, w.offsets[i]), w.hi);
     tableIndex = arith::SelectOp::create(b, valid, tableIndex, w.lastBlock);
     slot = arith::SelectOp::create(b, valid, slot, w.lastSlot);
-    Value block = tableBlock(w.paged, w.seq, tableIndex);
+    Value block = tableBlock32(w.paged, w.tableRow, tableIndex);
     int64_t kv = i < 2 ? 0 : 1;
-    Value rowQuad =
-        divu(add(kvRowOffset(w.paged, block, slot, kv), mul(w.kvh, index(w.hd))), 8);
-    Value first = kv == 0 ? mul(w.c, index(w.hd / 8)) : mul(w.g, index(w.hd / 16));
-    llvm::append_range(words, quadWords(w.paged.pool, rowQuad, first,
-                                        kv == 0 ? w.hd / 8 : w.hd / 16));
+    Value address = kvRowAddress(w.bytes, block, slot, kv, w.inRows[i]);
+    llvm::append_range(words, wordsAt(address, kv == 0 ? w.hd / 8 : w.hd / 16));
   }
   return words;
 }
@@ -187,7 +198,7 @@ SmallVector<Value> KernelGenerator::decodeTileUpdate(const DecodeWarp &w,
     for (int64_t ks = 0; ks < w.hd / 16; ++ks)
       acc = mma(qFrag[ks], {kw[2 * ks], kw[2 * ks + 1]}, acc);
     for (int64_t i = 0; i < 4; ++i) {
-      Value j = add(j0, add(index(nb * 8 + i % 2), mul(w.c, index(2))));
+      Value j = add(j0, add(i32(nb * 8 + i % 2), w.offsets[2]));
       acc[i] = arith::SelectOp::create(b, cmp(arith::CmpIPredicate::ult, j, w.hi),
                                        mulf(acc[i], scale), minusInf);
     }

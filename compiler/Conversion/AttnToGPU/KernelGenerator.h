@@ -283,7 +283,8 @@ private:
   SmallVector<Value> keyCursors(const PagedKeys &keys, Value keySub);
   SmallVector<Value> advanceKeyCursors(const PagedKeys &keys, ValueRange cursors);
   /// The cursor (table index, slot) = (j / block size, j % block size) of
-  /// key j (index-typed): the one division by the block size a cursor costs.
+  /// key j (index or i32, as the block size): the one division by the block
+  /// size a cursor costs.
   std::pair<Value, Value> cursorOf(Value j, Value blockSize);
   /// The cursor (table index, slot) of key j + n from j's and the division
   /// of n by the block size (blocks, slots).
@@ -352,26 +353,30 @@ private:
   struct DecodeWarp {
     PagedPool paged;
     int64_t group = 0, hd = 0;
-    // The block's sequence (block-table row), KV head, this warp's keys
-    // [lo, hi), the fragment coordinates g = lane / 4, c = lane % 4.
-    Value seq, kvh, lo, hi, g, c;
+    PoolBytes bytes;
+    // The block's KV head and the fragment coordinates g = lane / 4,
+    // c = lane % 4 (index); the rest is i32 (PoolBytes): this warp's keys
+    // [lo, hi), the sequence's block-table row times the table width.
+    Value kvh, g, c, lo, hi, tableRow;
     // The keys of a tile that this lane reads (offsets from its first key:
     // g and 8 + g for K, 2c, 2c + 1, 2c + 8, 2c + 9 for V), each divided by
-    // the block size: (offBlocks, offSlots); (stepBlocks, stepSlots)
-    // the same of kDecodeKeyTile; (lastBlock, lastSlot) of the token's own
-    // position, read for keys past hi.
-    SmallVector<Value> offsets, offBlocks, offSlots;
+    // the block size: (offBlocks, offSlots), and the bytes it reads of each
+    // row (inRows); (stepBlocks, stepSlots) the same of kDecodeKeyTile;
+    // (lastBlock, lastSlot) of the token's own position, read for keys past
+    // hi.
+    SmallVector<Value> offsets, offBlocks, offSlots, inRows;
     Value stepBlocks, stepSlots, lastBlock, lastSlot;
   };
-  /// The tile's K and V words this lane holds, for the tile at key j0 whose
-  /// cursor (table index, slot) is (tb, ts): K of keys g and 8 + g (hd / 8
-  /// words each), then V of keys 2c, 2c + 1, 2c + 8, 2c + 9 (hd / 16 each).
   /// Token t's q of the group's heads (firstHead on) as mma A fragments,
   /// one per 16 features.
   SmallVector<SmallVector<Value>> decodeQueryFragments(const DecodeWarp &w, Value q, Value t,
                                                        Value firstHead, int64_t qStride);
+  /// The tile's K and V words this lane holds, for the tile at key j0 whose
+  /// cursor (table index, slot) is (tb, ts), all i32: K of keys g and 8 + g
+  /// (hd / 8 words each), then V of keys 2c, 2c + 1, 2c + 8, 2c + 9 (hd / 16
+  /// each).
   SmallVector<Value> decodeTileWords(const DecodeWarp &w, Value j0, Value tb, Value ts);
-  /// One tile's online-softmax step: S = Q K^T, P, O += P V.
+  /// One tile's online-softmax step (j0 i32): S = Q K^T, P, O += P V.
   SmallVector<Value> decodeTileUpdate(const DecodeWarp &w, ArrayRef<SmallVector<Value>> qFrag,
                                       ArrayRef<Value> words, Value j0, ValueRange state);
   /// Stores the warp's result (m, l, O of its rows' heads) through
@@ -397,9 +402,10 @@ private:
     PagedPool paged;
     Value q, positions, seqs, out, partial, generated, splits;
     // Shared memory: two buffers of a key tile, each its K rows, then its V
-    // rows (rowQuads units each). Its address (i32, shared state space);
-    // the pool's (i64, global).
-    Value tile, tileAddress, poolAddress;
+    // rows (rowQuads units each), and its address (i32, shared state space).
+    Value tile, tileAddress;
+    // The pool, addressed by the copies in 32-bit arithmetic.
+    PoolBytes bytes;
     // The tile's first token, the block's split, KV head and query head,
     // the fragment coordinates g = lane / 4 and c = lane % 4, and how many
     // of the step's tokens the tile holds.
@@ -407,11 +413,12 @@ private:
     // This lane's rows g and g + 8: the row, whether it is stored (a prompt
     // token of the step), its token and position.
     Value row[2], valid[2], token[2], pos[2];
-    // The keys of a tile this thread copies, copyKey + i keysPerRound() in
-    // round i, and its 16-byte unit of each; the (table index, slot) cursor
-    // steps of keysPerRound() and of kPrefillKeyTile keys; the pool offset of
-    // a V row from its K row.
-    Value copyKey, copyUnit, roundStep[2], tileStep[2], vFromK;
+    // The copies' i32 values: the keys of a tile this thread copies,
+    // copyKey + i keysPerRound() in round i; the bytes of its 16-byte unit
+    // within a pool row (its KV head's features) and the shared address of
+    // its first copy (key copyKey's K row, buffer 0); the (table index,
+    // slot) cursor steps of keysPerRound() and of kPrefillKeyTile keys.
+    Value copyKey, copyInRow, copyTo, roundStep[2], tileStep[2];
     int64_t keysPerRound() const { return threads / keyQuads; }
     /// Rounds in which the block's threads copy a tile's rows.
     int64_t copyRounds() const {
@@ -421,13 +428,16 @@ private:
   };
   /// A run of the tile's rows of one sequence, and the keys its split reads.
   struct PrefillRun {
-    // The run's end row (exclusive), its sequence, whether this lane's rows are in it.
-    Value end, seq, inRun[2];
+    // The run's end row (exclusive), whether this lane's rows are in it.
+    Value end, inRun[2];
     // The keys the run's rows see lie in [lo, last]; this split's key tiles
-    // start in [splitLo, splitHi). The cursors (table index, slot) of lo and
-    // last, which keys outside [lo, last] copy (never seen, but V's rows
-    // must hold finite values: P V multiplies them by 0).
-    Value lo, last, splitLo, splitHi, loCursor[2], lastCursor[2];
+    // start in [splitLo, splitHi).
+    Value lo, last, splitLo, splitHi;
+    // For the copies, as i32: the sequence's block-table row times the
+    // table width; lo and last, and their cursors (table index, slot), which
+    // keys outside [lo, last] copy (never seen, but V's rows must hold
+    // finite values: P V multiplies them by 0).
+    Value tableRow, copyLo, copyLast, loCursor[2], lastCursor[2];
   };
   /// The block's coordinates and this lane's rows of the step's `tokens`.
   void prefillLaneRows(PrefillBlock &k, int64_t group, Value tokens);
@@ -473,12 +483,11 @@ private:
   /// (ldmatrix.x4, transposed with `transpose`): lane i gives the address of
   /// row i % 8 of matrix i / 8; register r holds this lane's pair of matrix r.
   SmallVector<Value> loadMatrices(Value address, bool transpose);
-  /// `count` words (bf16 pairs) from word `first` of the 16-byte units of
-  /// `mem` from unit rowQuad on: 16-byte loads where count is a multiple of
-  /// 4 (first then is too), else the words of one 16-byte unit (count 2 at
-  /// an even first: decode's V with head_dim 32, the one head size below 64
-  /// that convert-attn-to-gpu admits).
-  SmallVector<Value> quadWords(Value mem, Value rowQuad, Value first, int64_t count);
+  /// `count` words (bf16 pairs) at global `address` (i64): 16-byte loads
+  /// where count is a multiple of 4 (the address then 16-byte aligned), else
+  /// one 8-byte load (count 2: decode's V with head_dim 32, the one head size
+  /// below 64 that convert-attn-to-gpu admits).
+  SmallVector<Value> wordsAt(Value address, int64_t count);
   /// (lo's half, hi's half) of two words in one: the low halves, or the high ones.
   Value lowHalves(Value lo, Value hi);
   Value highHalves(Value lo, Value hi);

@@ -388,6 +388,66 @@ protected:
     Value block = tableBlock(p, seq, arith::DivUIOp::create(b, j, p.blockSize));
     return kvRowOffset(p, block, arith::RemUIOp::create(b, j, p.blockSize), kv);
   }
+  /// A PagedPool addressed in bytes with 32-bit arithmetic, for the loops
+  /// that address a K or V row per key: index values are 64-bit, and each of
+  /// their sums and products costs two instructions, so that such addressing
+  /// took more issue slots than the tensor-core work it fed. Every offset
+  /// within a pool block fits 32 bits; a block's own offset is the one
+  /// product that needs 64 (a pool spans up to tens of GB), one wide
+  /// multiply. blockSize and width are the kernel's arguments as i32,
+  /// blockBytes a pool block's bytes, planeBytes[kv] where this layer's K
+  /// (kv = 0) and V rows start in a block (kvRowOffset's layout), rowBytes a
+  /// token's row of KV heads.
+  struct PoolBytes {
+    Value address, blockSize, width, blockBytes, planeBytes[2];
+    int64_t rowBytes = 0;
+  };
+  /// PoolBytes of a pool of `elementBytes`-byte elements.
+  PoolBytes poolBytes(const PagedPool &p, int64_t elementBytes) {
+    auto narrow = [&](Value v) {
+      return arith::IndexCastUIOp::create(b, b.getI32Type(), v);
+    };
+    PoolBytes pb;
+    pb.address = addressOf(p.pool, 64);
+    pb.blockSize = narrow(p.blockSize);
+    pb.width = narrow(p.width);
+    pb.rowBytes = p.kvWidth * elementBytes;
+    Value planeBytes = mul(pb.blockSize, i32(pb.rowBytes));
+    pb.blockBytes = mul(planeBytes, i32(2 * p.groupLayers));
+    Value kPlane = mul(narrow(p.slot), i32(2));
+    for (int64_t kv = 0; kv < 2; ++kv)
+      pb.planeBytes[kv] = mul(add(kPlane, i32(kv)), planeBytes);
+    return pb;
+  }
+  /// tableBlock with i32 operands and result: `tableRow` is the sequence's
+  /// block-table row times the table width.
+  Value tableBlock32(const PagedPool &p, Value tableRow, Value tableIndex) {
+    Value at = arith::IndexCastUIOp::create(b, b.getIndexType(),
+                                            add(tableRow, tableIndex));
+    return memref::LoadOp::create(b, p.tables, ValueRange{at});
+  }
+  /// The global address (i64) of byte `inRow` of the K (kv = 0) or V row of
+  /// slot `slot` of pool block `block` (i32 values). `inRow` is added last,
+  /// so that a loop-invariant inRow + planeBytes stays out of the loop.
+  Value kvRowAddress(const PoolBytes &pb, Value block, Value slot, int64_t kv,
+                     Value inRow) {
+    Value inBlock =
+        add(mul(slot, i32(pb.rowBytes)), add(pb.planeBytes[kv], inRow));
+    return add(add(pb.address, wideProduct(block, pb.blockBytes)),
+               arith::ExtUIOp::create(b, b.getI64Type(), inBlock));
+  }
+  /// x * y of two u32 values as a u64, one mul.wide.u32: in inline assembly
+  /// because LLVM folds the zero extension of a loaded x into the load and
+  /// then multiplies in 64 bits (mad.lo.s64, several instructions).
+  Value wideProduct(Value x, Value y) {
+    return LLVM::InlineAsmOp::create(b, b.getI64Type(), ValueRange{x, y},
+                                     "mul.wide.u32 $0, $1, $2;", "=l,r,r",
+                                     /*has_side_effects=*/false,
+                                     /*is_align_stack=*/false,
+                                     LLVM::tailcallkind::TailCallKind::None,
+                                     LLVM::AsmDialectAttr(), ArrayAttr())
+        .getResult(0);
+  }
 
   // The kernel being generated.
   gpu::GPUFuncOp kernel;

@@ -97,18 +97,18 @@ SmallVector<Value> KernelGenerator::loadMatrices(Value address,
   return r;
 }
 
-SmallVector<Value> KernelGenerator::quadWords(Value mem, Value rowQuad,
-                                              Value first, int64_t count) {
+SmallVector<Value> KernelGenerator::wordsAt(Value address, int64_t count) {
+  int64_t unit = std::min<int64_t>(count, 4);
+  assert(count % unit == 0 && (unit == 4 || unit == 2) &&
+         "16- or 8-byte loads");
+  Type vector = VectorType::get({unit}, b.getI32Type());
   SmallVector<Value> words;
-  for (int64_t v = 0; v < std::max<int64_t>(count / 4, 1); ++v) {
-    Value quadValue = memref::LoadOp::create(
-        b, mem, ValueRange{add(rowQuad, add(divu(first, 4), index(v)))});
-    for (int64_t i = 0; i < std::min<int64_t>(count, 4); ++i) {
-      Value at = count % 4 == 0 ? index(i) : add(remu(first, 4), index(i));
-      words.push_back(LLVM::ExtractElementOp::create(
-          b, quadValue,
-          arith::IndexCastOp::create(b, b.getI32Type(), at).getResult()));
-    }
+  for (int64_t v = 0; v < count / unit; ++v) {
+    Value at = pointerAt(
+        add(address, arith::ConstantIntOp::create(b, v * unit * 4, 64)), 1);
+    Value loaded = LLVM::LoadOp::create(b, vector, at, /*alignment=*/unit * 4);
+    for (int64_t i = 0; i < unit; ++i)
+      words.push_back(LLVM::ExtractElementOp::create(b, loaded, i32(i)));
   }
   return words;
 }

@@ -56,16 +56,16 @@ KernelGenerator::prefillAttentionKernel(attn::AttentionOp op,
   spec.rows = KernelRows::Prompt;
   spec.window = k.window.value_or(0);
   spec.strides = {qStride, 0, 0};
-  Type bf16 = b.getBF16Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
+  Type bf16 = b.getBF16Type(), word = b.getI32Type(), i64 = b.getI64Type();
   // q, positions, seqs, tables, pool (as 16-byte vectors of bf16 pairs),
   // out, slot, block_size, table_width, tokens, splits, partial (f32),
   // generated
-  Type quad = VectorType::get({4}, i32);
+  Type quad = VectorType::get({4}, word);
   k.threads = group * kWarp;
   if (!beginKernel(name,
-                   {flat(bf16), flat(i32), flat(i32), flat(i32), flat(quad),
+                   {flat(bf16), flat(word), flat(word), flat(word), flat(quad),
                     flat(bf16), i64, i64, i64, i64, i64, flat(b.getF32Type()),
-                    flat(i32)},
+                    flat(word)},
                    k.threads, 0))
     return {name, spec};
   kernel->setAttr(
@@ -91,15 +91,20 @@ KernelGenerator::prefillAttentionKernel(attn::AttentionOp op,
                                                  gpu::AddressSpace::Workgroup)),
       b.getLoc());
   k.tileAddress = addressOf(k.tile, 32);
-  k.poolAddress = addressOf(k.paged.pool, 64);
-  k.copyKey = divu(threadId, k.keyQuads);
-  k.copyUnit = remu(threadId, k.keyQuads);
+  k.bytes = poolBytes(k.paged, 2);
+  Value thread = arith::IndexCastUIOp::create(b, b.getI32Type(), threadId);
+  k.copyKey = arith::DivUIOp::create(b, thread, i32(k.keyQuads));
+  Value copyUnit = arith::RemUIOp::create(b, thread, i32(k.keyQuads));
   for (auto [step, keys] : {std::pair(k.roundStep, k.keysPerRound()),
                             std::pair(k.tileStep, kPrefillKeyTile)}) {
-    std::tie(step[0], step[1]) = cursorOf(index(keys), k.paged.blockSize);
+    std::tie(step[0], step[1]) = cursorOf(i32(keys), k.bytes.blockSize);
   }
-  k.vFromK = mul(k.paged.blockSize, index(k.paged.kvWidth));
   prefillLaneRows(k, group, tokens);
+  Value headBytes = mul(arith::IndexCastUIOp::create(b, b.getI32Type(), k.kvh),
+                        i32(k.hd * 2));
+  k.copyInRow = add(headBytes, mul(copyUnit, i32(16)));
+  k.copyTo = add(k.tileAddress,
+                 mul(add(mul(k.copyKey, i32(k.rowQuads)), copyUnit), i32(16)));
   prefillStoreResult(k, prefillRuns(k, prefillQueryFragments(k)));
   endKernel();
   return {name, spec};
@@ -217,7 +222,7 @@ KernelGenerator::PrefillRun KernelGenerator::prefillRun(const PrefillBlock &k,
   PrefillRun run;
   run.end = scan.getResult(0);
   Value minP = scan.getResult(2), maxP = scan.getResult(3);
-  run.seq = toIndex(seq32);
+  run.tableRow = mul(seq32, k.bytes.width);
   for (int r = 0; r < 2; ++r)
     run.inRun[r] = andi(
         k.valid[r], andi(cmp(arith::CmpIPredicate::uge, k.row[r], start),
@@ -228,10 +233,12 @@ KernelGenerator::PrefillRun KernelGenerator::prefillRun(const PrefillBlock &k,
         arith::MaxSIOp::create(b, index(0), add(minP, index(1 - *k.window)));
   Value hi = add(maxP, index(1));
   run.last = maxP;
+  run.copyLo = arith::IndexCastUIOp::create(b, b.getI32Type(), run.lo);
+  run.copyLast = arith::IndexCastUIOp::create(b, b.getI32Type(), maxP);
   std::tie(run.loCursor[0], run.loCursor[1]) =
-      cursorOf(run.lo, k.paged.blockSize);
+      cursorOf(run.copyLo, k.bytes.blockSize);
   std::tie(run.lastCursor[0], run.lastCursor[1]) =
-      cursorOf(maxP, k.paged.blockSize);
+      cursorOf(run.copyLast, k.bytes.blockSize);
   // Key tiles start at multiples of kPrefillKeyTile, so that a row meets
   // the same tiles in the same order whatever else its run holds: keys a
   // row does not see change nothing of its state (exactly). With one split,
@@ -265,11 +272,13 @@ ValueRange KernelGenerator::prefillKeyTiles(const PrefillBlock &k,
   // Carried: the buffer holding the loop's tile, the next tile's cursor.
   SmallVector<Value> first(2);
   std::tie(first[0], first[1]) =
-      cursorOf(add(run.splitLo, k.copyKey), k.paged.blockSize);
+      cursorOf(add(arith::IndexCastUIOp::create(b, b.getI32Type(), run.splitLo),
+                   k.copyKey),
+               k.bytes.blockSize);
   ifThen(cmp(arith::CmpIPredicate::ult, run.splitLo, run.splitHi),
          [&] { prefillCopyTile(k, run, run.splitLo, first, index(0)); });
   auto [nextBlock, nextSlot] = addToCursor(first[0], first[1], k.tileStep[0],
-                                           k.tileStep[1], k.paged.blockSize);
+                                           k.tileStep[1], k.bytes.blockSize);
   init.append({index(0), nextBlock, nextSlot});
   // This lane's ldmatrix rows (lane i: row i % 8 of matrix i / 8), as
   // 16-byte units of a buffer. K: key 8 nb + i % 8, unit 4 p + i / 8, so
@@ -329,7 +338,7 @@ ValueRange KernelGenerator::prefillKeyTiles(const PrefillBlock &k,
         },
         MutableArrayRef<Value>(next).drop_front(4));
     auto [block, slot] = addToCursor(cursor[0], cursor[1], k.tileStep[0],
-                                     k.tileStep[1], k.paged.blockSize);
+                                     k.tileStep[1], k.bytes.blockSize);
     next.append({other, block, slot});
     scf::YieldOp::create(b, next);
   }
@@ -340,48 +349,45 @@ ValueRange KernelGenerator::prefillKeyTiles(const PrefillBlock &k,
 }
 
 // Thread t copies unit t % keyQuads of keys t / keyQuads + i keysPerRound,
-// so consecutive threads copy consecutive 16 bytes of a row.
+// so consecutive threads copy consecutive 16 bytes of a row. All of it in
+// i32 but a pool block's offset (PoolBytes).
 void KernelGenerator::prefillCopyTile(const PrefillBlock &k,
                                       const PrefillRun &run, Value kt,
                                       ArrayRef<Value> cursor, Value buffer) {
-  Value bufferUnits = mul(buffer, index(k.bufferBytes() / 16));
+  Value firstKey =
+      add(arith::IndexCastUIOp::create(b, b.getI32Type(), kt), k.copyKey);
+  Value to =
+      add(k.copyTo, mul(arith::IndexCastUIOp::create(b, b.getI32Type(), buffer),
+                        i32(k.bufferBytes())));
   Value tableIndex = cursor[0], slot = cursor[1];
   for (int64_t i = 0; i < k.copyRounds(); ++i) {
     if (i > 0)
       std::tie(tableIndex, slot) = addToCursor(
-          tableIndex, slot, k.roundStep[0], k.roundStep[1], k.paged.blockSize);
-    Value key = add(k.copyKey, index(i * k.keysPerRound()));
+          tableIndex, slot, k.roundStep[0], k.roundStep[1], k.bytes.blockSize);
+    int64_t key = i * k.keysPerRound();
     auto copy = [&] {
-      Value j = add(kt, key);
-      Value below = cmp(arith::CmpIPredicate::ult, j, run.lo);
-      Value above = cmp(arith::CmpIPredicate::ugt, j, run.last);
+      Value j = add(firstKey, i32(key));
+      Value below = cmp(arith::CmpIPredicate::ult, j, run.copyLo);
+      Value above = cmp(arith::CmpIPredicate::ugt, j, run.copyLast);
       auto clamp = [&](Value v, int c) {
         return arith::SelectOp::create(
             b, below, run.loCursor[c],
             arith::SelectOp::create(b, above, run.lastCursor[c], v));
       };
-      Value block = tableBlock(k.paged, run.seq, clamp(tableIndex, 0));
-      Value kOffset = add(kvRowOffset(k.paged, block, clamp(slot, 1), 0),
-                          mul(k.kvh, index(k.hd)));
+      Value block = tableBlock32(k.paged, run.tableRow, clamp(tableIndex, 0));
       for (int64_t kv = 0; kv < 2; ++kv) {
-        Value row = kv == 0 ? kOffset : add(kOffset, k.vFromK);
-        Value from = add(divu(row, 8), k.copyUnit);
-        Value to = add(
-            bufferUnits,
-            add(mul(add(key, index(kv * kPrefillKeyTile)), index(k.rowQuads)),
-                k.copyUnit));
         Value src =
-            add(k.poolAddress, arith::IndexCastUIOp::create(
-                                   b, b.getI64Type(), mul(from, index(16))));
+            kvRowAddress(k.bytes, block, clamp(slot, 1), kv, k.copyInRow);
         Value dst =
-            add(k.tileAddress, arith::IndexCastUIOp::create(
-                                   b, b.getI32Type(), mul(to, index(16))));
+            add(to, i32((key + kv * kPrefillKeyTile) * k.rowQuads * 16));
         NVVM::CpAsyncOp::create(b, pointerAt(dst, 3), pointerAt(src, 1), 16,
                                 NVVM::LoadCacheModifierKind::CG, Value());
       }
     };
-    if ((i + 1) * k.keysPerRound() > kPrefillKeyTile)
-      ifThen(cmp(arith::CmpIPredicate::ult, key, index(kPrefillKeyTile)), copy);
+    if (key + k.keysPerRound() > kPrefillKeyTile)
+      ifThen(cmp(arith::CmpIPredicate::ult, add(k.copyKey, i32(key)),
+                 i32(kPrefillKeyTile)),
+             copy);
     else
       copy();
   }

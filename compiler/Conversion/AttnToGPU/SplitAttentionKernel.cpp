@@ -253,8 +253,10 @@ std::pair<Value, Value> KernelGenerator::addToCursor(Value tableIndex,
   // slots < block size and slot < block size: at most one carry.
   Value sum = add(slot, slots);
   Value carry = cmp(arith::CmpIPredicate::uge, sum, blockSize);
+  Value one = arith::ConstantOp::create(b, b.getIntegerAttr(sum.getType(), 1));
+  Value zero = arith::ConstantOp::create(b, b.getIntegerAttr(sum.getType(), 0));
   return {add(add(tableIndex, blocks),
-              arith::SelectOp::create(b, carry, index(1), index(0))),
+              arith::SelectOp::create(b, carry, one, zero)),
           arith::SelectOp::create(
               b, carry, arith::SubIOp::create(b, sum, blockSize), sum)};
 }
