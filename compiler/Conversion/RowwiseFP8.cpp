@@ -4,6 +4,7 @@
 
 #include "Artifact/Precision.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
 
@@ -16,12 +17,21 @@ mlir::cohere2c::emitRowwiseScale(ImplicitLocOpBuilder &b, Value amax) {
   Value scale = arith::MaximumFOp::create(
       b, arith::DivFOp::create(b, wide, constant(::cohere2c::kE4M3Max)),
       constant(::cohere2c::kTokenScaleFloor));
-  return {scale, arith::DivFOp::create(b, constant(1), scale)};
+  Value reciprocal = arith::DivFOp::create(b, constant(1), scale);
+  Type f32 = b.getF32Type();
+  Value hi = arith::TruncFOp::create(b, f32, reciprocal);
+  Value lo = arith::TruncFOp::create(
+      b, f32,
+      arith::SubFOp::create(b, reciprocal,
+                            arith::ExtFOp::create(b, b.getF64Type(), hi)));
+  return {scale, hi, lo};
 }
 
 Value mlir::cohere2c::emitScaledQuotient(ImplicitLocOpBuilder &b, Value x,
                                          const RowwiseScale &s) {
-  Value wide = arith::ExtFOp::create(b, b.getF64Type(), x);
-  return arith::TruncFOp::create(b, b.getF32Type(),
-                                 arith::MulFOp::create(b, wide, s.reciprocal));
+  Value product = arith::MulFOp::create(b, x, s.reciprocalHi);
+  Value error = math::FmaOp::create(b, x, s.reciprocalHi,
+                                    arith::NegFOp::create(b, product));
+  Value tail = math::FmaOp::create(b, x, s.reciprocalLo, error);
+  return arith::AddFOp::create(b, product, tail);
 }

@@ -232,26 +232,56 @@ SmallVector<Value> KernelGenerator::decodeTileUpdate(const DecodeWarp &w,
 
 void KernelGenerator::decodeStoreWarp(const DecodeWarp &w, ValueRange state,
                                       const AttentionOutput &output) {
-  for (int64_t r = 0; r < 2; ++r) {
-    if (8 * r >= w.group)
-      continue;
-    // l over the row's four lanes (each summed its own columns); m is the
-    // row's already.
-    Value l = state[2 + r];
-    l = addf(l, xorShuffle(l, 1));
-    l = addf(l, xorShuffle(l, 2));
-    Value head = add(w.g, index(8 * r));
-    ifThen(cmp(arith::CmpIPredicate::ult, head, index(w.group)), [&] {
-      // Column 2c + j of feature tile fb is feature (2c + j) hd/8 + fb.
-      for (int64_t fb = 0; fb < w.hd / 8; ++fb)
+  // Column 2c + j of feature tile fb is feature (2c + j) hd/8 + fb: a lane
+  // holds features (2c + j) hd/8 + [0, hd/8) of each of its rows, in order.
+  int64_t run = w.hd / 8, unit = std::min<int64_t>(run, 8);
+  int64_t rows = w.group > 8 ? 2 : 1;
+  // l over each row's four lanes (each summed its own columns), by every
+  // lane; m is the row's already.
+  SmallVector<Value> l, head, inGroup;
+  for (int64_t r = 0; r < rows; ++r) {
+    Value sum = state[2 + r];
+    sum = addf(sum, xorShuffle(sum, 1));
+    l.push_back(addf(sum, xorShuffle(sum, 2)));
+    head.push_back(add(w.g, index(8 * r)));
+    inGroup.push_back(cmp(arith::CmpIPredicate::ult, head[r], index(w.group)));
+  }
+  auto o = [&](int64_t r, int64_t j, int64_t fb) {
+    return state[4 + fb * 4 + r * 2 + j];
+  };
+  auto whole = scf::IfOp::create(
+      b, cmp(arith::CmpIPredicate::eq, output.splits, index(1)),
+      /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(whole.thenBlock()->getTerminator());
+  for (int64_t r = 0; r < rows; ++r)
+    ifThen(inGroup[r], [&] {
+      Value inverse = arith::DivFOp::create(b, f32(1), l[r]);
+      Value rowBase = mul(add(mul(output.token, index(output.heads)),
+                              add(output.firstHead, head[r])),
+                          index(w.hd));
+      for (int64_t j = 0; j < 2; ++j) {
+        Value first =
+            add(rowBase, mul(add(mul(w.c, index(2)), index(j)), index(run)));
+        for (int64_t u = 0; u < run; u += unit) {
+          SmallVector<Value> values;
+          for (int64_t fb = u; fb < u + unit; ++fb)
+            values.push_back(mulf(o(r, j, fb), inverse));
+          storeUnit(values, output.out, add(first, index(u)));
+        }
+      }
+    });
+  b.setInsertionPoint(whole.elseBlock()->getTerminator());
+  for (int64_t r = 0; r < rows; ++r)
+    ifThen(inGroup[r], [&] {
+      for (int64_t fb = 0; fb < run; ++fb)
         for (int64_t j = 0; j < 2; ++j) {
-          Value feature =
-              add(mul(add(mul(w.c, index(2)), index(j)), index(w.hd / 8)), index(fb));
-          storeAttentionResult(output, head, feature, state[r], l,
-                               state[4 + fb * 4 + r * 2 + j]);
+          Value feature = add(
+              mul(add(mul(w.c, index(2)), index(j)), index(run)), index(fb));
+          storeAttentionPartial(output, head[r], feature, state[r], l[r],
+                                o(r, j, fb));
         }
     });
-  }
 }
 
 } // namespace mlir::cohere2c::attn_to_gpu

@@ -343,6 +343,10 @@ private:
   /// units, as the split kernels' scores), sum l and accumulator acc.
   void storeAttentionResult(const AttentionOutput &o, Value g, Value d, Value m, Value l,
                             Value acc);
+  /// The partial result alone: acc unnormalized, m (in the merge's units,
+  /// natural log) and l with feature d = 0.
+  void storeAttentionPartial(const AttentionOutput &o, Value g, Value d,
+                             Value m, Value l, Value acc);
   /// bf16 decode attention on tensor cores (a group of at most 16 query
   /// heads): the step's generated tokens, block row i for token
   /// generated_rows[i] (its last argument; partial results compact, a row
@@ -379,8 +383,11 @@ private:
   /// One tile's online-softmax step (j0 i32): S = Q K^T, P, O += P V.
   SmallVector<Value> decodeTileUpdate(const DecodeWarp &w, ArrayRef<SmallVector<Value>> qFrag,
                                       ArrayRef<Value> words, Value j0, ValueRange state);
-  /// Stores the warp's result (m, l, O of its rows' heads) through
-  /// storeAttentionResult.
+  /// Stores the warp's result (m, l, O of its rows' heads): with one split
+  /// O / l, as O times 1 / l (within an f32 ulp of the quotient, before the
+  /// bf16 rounding), each lane's contiguous features 16 bytes at a time;
+  /// else the partial results (storeAttentionPartial). The branch is the
+  /// warp's, taken once.
   void decodeStoreWarp(const DecodeWarp &w, ValueRange state, const AttentionOutput &output);
   /// Which rows a merge kernel combines (`splits` partials each, an
   /// argument): every token of the step, the generated ones (block row i:
@@ -465,7 +472,9 @@ private:
   /// this lane's rows g and g + 8, then O): turns S into P in place, returns
   /// the state rescaled. P = 2^(S log2Scale - m log2Scale): scores already
   /// in base 2 with log2Scale 1, raw dot products with log2(e) / sqrt(hd);
-  /// m stays in the scores' units.
+  /// m stays in the scores' units. O's rescale is skipped when no row of
+  /// the warp has a new maximum (its factor then is exactly 1): a branch the
+  /// warp takes together, past the first few tiles most often not taken.
   SmallVector<Value>
   softmaxTileUpdate(ValueRange state, MutableArrayRef<SmallVector<Value>> sTile,
                     double log2Scale);

@@ -49,8 +49,26 @@ KernelGenerator::softmaxTileUpdate(ValueRange state,
       acc[i] = weigh(acc[i], negFrom[i / 2]);
       next[2 + i / 2] = addf(next[2 + i / 2], acc[i]);
     }
-  for (size_t i = 0; 4 + i < state.size(); ++i)
-    next[4 + i] = mulf(state[4 + i], alpha[(i % 4) / 2]);
+  ValueRange o = state.drop_front(4);
+  // -inf to -inf is no move: such a row's O is still 0.
+  Value moved = arith::OrIOp::create(
+      b, arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, next[0], state[0]),
+      arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, next[1], state[1]));
+  Value anyMoved = NVVM::VoteSyncOp::create(b, b.getI1Type(), i32(-1), moved,
+                                            NVVM::VoteSyncKind::any);
+  auto ifMoved =
+      scf::IfOp::create(b, o.getTypes(), anyMoved, /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifMoved.thenBlock());
+    SmallVector<Value> rescaled;
+    for (size_t i = 0; i < o.size(); ++i)
+      rescaled.push_back(mulf(o[i], alpha[(i % 4) / 2]));
+    scf::YieldOp::create(b, rescaled);
+    b.setInsertionPointToStart(ifMoved.elseBlock());
+    scf::YieldOp::create(b, o);
+  }
+  llvm::copy(ifMoved.getResults(), next.begin() + 4);
   return next;
 }
 

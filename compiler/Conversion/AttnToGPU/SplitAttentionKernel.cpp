@@ -174,6 +174,13 @@ void KernelGenerator::storeAttentionResult(const AttentionOutput &o, Value g,
   store(arith::DivFOp::create(b, acc, l), o.out,
         add(mul(o.token, index(o.heads * o.hd)), add(mul(h, index(o.hd)), d)));
   b.setInsertionPointToStart(&ifElse.getElseRegion().front());
+  storeAttentionPartial(o, g, d, m, l, acc);
+}
+
+void KernelGenerator::storeAttentionPartial(const AttentionOutput &o, Value g,
+                                            Value d, Value m, Value l,
+                                            Value acc) {
+  Value h = add(o.firstHead, g);
   Value base =
       mul(add(mul(add(mul(o.row, index(o.heads)), h), o.splits), o.split),
           index(o.hd + 2));
