@@ -24,7 +24,7 @@ RowwiseScale emitRowwiseScale(ImplicitLocOpBuilder &b, Value amax);
 /// fma (Dekker's product), x lo added to it and the sum rounded once:
 /// multiplications instead of a division (divisions took most of a one-token
 /// quantization kernel's time on the GPU), and no f64 (whose conversions to
-/// and from f32 run at a sixteenth of the f32 rate on Hopper). The sum is
+/// and from f32 issue at a fraction of the f32 rate on Hopper). The sum is
 /// within about 2^-47 (relative) of the f64 quotient the float64 reference
 /// forms, far inside the f32 rounding that follows: an exact halfway case
 /// between two e4m3 numbers is an f32 value, still reached exactly, and

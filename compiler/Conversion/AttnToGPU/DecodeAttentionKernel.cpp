@@ -75,17 +75,14 @@ KernelGenerator::Kernel KernelGenerator::decodeAttentionKernel(attn::AttentionOp
   w.c = remu(blk.lane, 4);
   Value p = toIndex(load(blk.positions, t));
   w.tableRow = mul(load(blk.seqs, t), w.bytes.width);
-  auto narrow = [&](Value v) {
-    return arith::IndexCastUIOp::create(b, b.getI32Type(), v);
-  };
   auto [lo, hi] = splitKeys(window, p, blk.splits, blk.split);
-  w.lo = narrow(lo);
-  w.hi = narrow(hi);
+  w.lo = toI32(lo);
+  w.hi = toI32(hi);
   Value firstHead = mul(w.kvh, index(w.group));
   SmallVector<SmallVector<Value>> qFrag = decodeQueryFragments(w, blk.q, t, firstHead, qStride);
 
   Value bs = w.bytes.blockSize;
-  Value g = narrow(w.g), twoC = mul(narrow(w.c), i32(2));
+  Value g = toI32(w.g), twoC = mul(toI32(w.c), i32(2));
   w.offsets = {g,
                add(g, i32(8)),
                twoC,
@@ -97,12 +94,12 @@ KernelGenerator::Kernel KernelGenerator::decodeAttentionKernel(attn::AttentionOp
         cursorOf(off, bs);
   // K: features c hd/4 + [0, hd/4) of keys g and 8 + g; V: g hd/8 + [0, hd/8)
   // of the others, both in the block's KV head.
-  Value headBytes = mul(narrow(w.kvh), i32(hd * 2));
-  Value kInRow = add(headBytes, mul(narrow(w.c), i32(hd / 4 * 2)));
+  Value headBytes = mul(toI32(w.kvh), i32(hd * 2));
+  Value kInRow = add(headBytes, mul(toI32(w.c), i32(hd / 4 * 2)));
   Value vInRow = add(headBytes, mul(g, i32(hd / 8 * 2)));
   w.inRows = {kInRow, kInRow, vInRow, vInRow, vInRow, vInRow};
   std::tie(w.stepBlocks, w.stepSlots) = cursorOf(i32(kDecodeKeyTile), bs);
-  std::tie(w.lastBlock, w.lastSlot) = cursorOf(narrow(p), bs);
+  std::tie(w.lastBlock, w.lastSlot) = cursorOf(toI32(p), bs);
   // The loop carries m[2], l[2] and O of this lane's rows g and g + 8, the
   // tile's cursor and its words (loaded one iteration ahead).
   Value minusInf = f32(-std::numeric_limits<float>::infinity());
@@ -198,7 +195,8 @@ SmallVector<Value> KernelGenerator::decodeTileUpdate(const DecodeWarp &w,
     for (int64_t ks = 0; ks < w.hd / 16; ++ks)
       acc = mma(qFrag[ks], {kw[2 * ks], kw[2 * ks + 1]}, acc);
     for (int64_t i = 0; i < 4; ++i) {
-      Value j = add(j0, add(i32(nb * 8 + i % 2), w.offsets[2]));
+      Value j =
+          add(j0, add(i32(nb * 8 + i % 2), w.offsets[2])); // offsets[2] = 2c
       acc[i] = arith::SelectOp::create(b, cmp(arith::CmpIPredicate::ult, j, w.hi),
                                        mulf(acc[i], scale), minusInf);
     }
@@ -249,6 +247,9 @@ void KernelGenerator::decodeStoreWarp(const DecodeWarp &w, ValueRange state,
   auto o = [&](int64_t r, int64_t j, int64_t fb) {
     return state[4 + fb * 4 + r * 2 + j];
   };
+  auto firstFeature = [&](int64_t j) {
+    return mul(add(mul(w.c, index(2)), index(j)), index(run));
+  };
   auto whole = scf::IfOp::create(
       b, cmp(arith::CmpIPredicate::eq, output.splits, index(1)),
       /*withElseRegion=*/true);
@@ -261,8 +262,7 @@ void KernelGenerator::decodeStoreWarp(const DecodeWarp &w, ValueRange state,
                               add(output.firstHead, head[r])),
                           index(w.hd));
       for (int64_t j = 0; j < 2; ++j) {
-        Value first =
-            add(rowBase, mul(add(mul(w.c, index(2)), index(j)), index(run)));
+        Value first = add(rowBase, firstFeature(j));
         for (int64_t u = 0; u < run; u += unit) {
           SmallVector<Value> values;
           for (int64_t fb = u; fb < u + unit; ++fb)
@@ -276,8 +276,7 @@ void KernelGenerator::decodeStoreWarp(const DecodeWarp &w, ValueRange state,
     ifThen(inGroup[r], [&] {
       for (int64_t fb = 0; fb < run; ++fb)
         for (int64_t j = 0; j < 2; ++j) {
-          Value feature = add(
-              mul(add(mul(w.c, index(2)), index(j)), index(run)), index(fb));
+          Value feature = add(firstFeature(j), index(fb));
           storeAttentionPartial(output, head[r], feature, state[r], l[r],
                                 o(r, j, fb));
         }

@@ -49,6 +49,11 @@ protected:
   // --- arithmetic helpers (f32 compute, E storage; and ScalarBuilders') ------
   Value f64(double v) { return arith::ConstantOp::create(b, b.getF64FloatAttr(v)); }
   Value i32(int64_t v) { return arith::ConstantIntOp::create(b, v, 32); }
+  /// An index value as an i32 (its low 32 bits, unsigned): for the values
+  /// that fit (positions, keys, thread, head and table indices, block sizes).
+  Value toI32(Value v) {
+    return arith::IndexCastUIOp::create(b, b.getI32Type(), v);
+  }
   /// x / d and x % d (unsigned) by a constant d.
   Value divu(Value x, int64_t d) { return arith::DivUIOp::create(b, x, index(d)); }
   Value remu(Value x, int64_t d) { return arith::RemUIOp::create(b, x, index(d)); }
@@ -404,17 +409,14 @@ protected:
   };
   /// PoolBytes of a pool of `elementBytes`-byte elements.
   PoolBytes poolBytes(const PagedPool &p, int64_t elementBytes) {
-    auto narrow = [&](Value v) {
-      return arith::IndexCastUIOp::create(b, b.getI32Type(), v);
-    };
     PoolBytes pb;
     pb.address = addressOf(p.pool, 64);
-    pb.blockSize = narrow(p.blockSize);
-    pb.width = narrow(p.width);
+    pb.blockSize = toI32(p.blockSize);
+    pb.width = toI32(p.width);
     pb.rowBytes = p.kvWidth * elementBytes;
     Value planeBytes = mul(pb.blockSize, i32(pb.rowBytes));
     pb.blockBytes = mul(planeBytes, i32(2 * p.groupLayers));
-    Value kPlane = mul(narrow(p.slot), i32(2));
+    Value kPlane = mul(toI32(p.slot), i32(2));
     for (int64_t kv = 0; kv < 2; ++kv)
       pb.planeBytes[kv] = mul(add(kPlane, i32(kv)), planeBytes);
     return pb;

@@ -92,7 +92,7 @@ KernelGenerator::prefillAttentionKernel(attn::AttentionOp op,
       b.getLoc());
   k.tileAddress = addressOf(k.tile, 32);
   k.bytes = poolBytes(k.paged, 2);
-  Value thread = arith::IndexCastUIOp::create(b, b.getI32Type(), threadId);
+  Value thread = toI32(threadId);
   k.copyKey = arith::DivUIOp::create(b, thread, i32(k.keyQuads));
   Value copyUnit = arith::RemUIOp::create(b, thread, i32(k.keyQuads));
   for (auto [step, keys] : {std::pair(k.roundStep, k.keysPerRound()),
@@ -100,8 +100,7 @@ KernelGenerator::prefillAttentionKernel(attn::AttentionOp op,
     std::tie(step[0], step[1]) = cursorOf(i32(keys), k.bytes.blockSize);
   }
   prefillLaneRows(k, group, tokens);
-  Value headBytes = mul(arith::IndexCastUIOp::create(b, b.getI32Type(), k.kvh),
-                        i32(k.hd * 2));
+  Value headBytes = mul(toI32(k.kvh), i32(k.hd * 2));
   k.copyInRow = add(headBytes, mul(copyUnit, i32(16)));
   k.copyTo = add(k.tileAddress,
                  mul(add(mul(k.copyKey, i32(k.rowQuads)), copyUnit), i32(16)));
@@ -233,8 +232,8 @@ KernelGenerator::PrefillRun KernelGenerator::prefillRun(const PrefillBlock &k,
         arith::MaxSIOp::create(b, index(0), add(minP, index(1 - *k.window)));
   Value hi = add(maxP, index(1));
   run.last = maxP;
-  run.copyLo = arith::IndexCastUIOp::create(b, b.getI32Type(), run.lo);
-  run.copyLast = arith::IndexCastUIOp::create(b, b.getI32Type(), maxP);
+  run.copyLo = toI32(run.lo);
+  run.copyLast = toI32(maxP);
   std::tie(run.loCursor[0], run.loCursor[1]) =
       cursorOf(run.copyLo, k.bytes.blockSize);
   std::tie(run.lastCursor[0], run.lastCursor[1]) =
@@ -272,9 +271,7 @@ ValueRange KernelGenerator::prefillKeyTiles(const PrefillBlock &k,
   // Carried: the buffer holding the loop's tile, the next tile's cursor.
   SmallVector<Value> first(2);
   std::tie(first[0], first[1]) =
-      cursorOf(add(arith::IndexCastUIOp::create(b, b.getI32Type(), run.splitLo),
-                   k.copyKey),
-               k.bytes.blockSize);
+      cursorOf(add(toI32(run.splitLo), k.copyKey), k.bytes.blockSize);
   ifThen(cmp(arith::CmpIPredicate::ult, run.splitLo, run.splitHi),
          [&] { prefillCopyTile(k, run, run.splitLo, first, index(0)); });
   auto [nextBlock, nextSlot] = addToCursor(first[0], first[1], k.tileStep[0],
@@ -311,13 +308,10 @@ ValueRange KernelGenerator::prefillKeyTiles(const PrefillBlock &k,
     ifThen(cmp(arith::CmpIPredicate::ult, nextTile, run.splitHi),
            [&] { prefillCopyTile(k, run, nextTile, cursor, other); });
     Value bufferAddress =
-        add(k.tileAddress,
-            arith::IndexCastUIOp::create(b, b.getI32Type(),
-                                         mul(buffer, index(k.bufferBytes()))));
+        add(k.tileAddress, toI32(mul(buffer, index(k.bufferBytes()))));
     auto rowAddress = [&](Value row, int64_t kv) {
       Value units = add(row, index(kv * kPrefillKeyTile * k.rowQuads));
-      return add(bufferAddress, arith::IndexCastUIOp::create(
-                                    b, b.getI32Type(), mul(units, index(16))));
+      return add(bufferAddress, toI32(mul(units, index(16))));
     };
     SmallVector<SmallVector<Value>> weights =
         prefillScores(k, run, qFrag, kt, rowAddress(kUnit, 0));
@@ -354,11 +348,8 @@ ValueRange KernelGenerator::prefillKeyTiles(const PrefillBlock &k,
 void KernelGenerator::prefillCopyTile(const PrefillBlock &k,
                                       const PrefillRun &run, Value kt,
                                       ArrayRef<Value> cursor, Value buffer) {
-  Value firstKey =
-      add(arith::IndexCastUIOp::create(b, b.getI32Type(), kt), k.copyKey);
-  Value to =
-      add(k.copyTo, mul(arith::IndexCastUIOp::create(b, b.getI32Type(), buffer),
-                        i32(k.bufferBytes())));
+  Value firstKey = add(toI32(kt), k.copyKey);
+  Value to = add(k.copyTo, mul(toI32(buffer), i32(k.bufferBytes())));
   Value tableIndex = cursor[0], slot = cursor[1];
   for (int64_t i = 0; i < k.copyRounds(); ++i) {
     if (i > 0)
