@@ -65,6 +65,10 @@ inline constexpr int64_t kAttentionBlocksPerSM = 3; // decode attention: ptxas's
 inline constexpr int64_t kDecodeKeyTile = 16;       // decode attention on tensor cores: keys a step
 inline constexpr int64_t kDecodeBlocksPerSM = 8;    // ... (one warp each) and its register bound
 inline constexpr int64_t kKeySubgroups = kWarp / kKeyLanes;
+// Tensor-core attention's online softmax: how far (base 2) a row's maximum
+// may pass its reference before the reference moves and O is rescaled
+// (softmaxTileUpdate): weights up to 2^8.
+inline constexpr double kLazyRescaleLog2 = 8.0;
 // Prefill attention: warps an SM that ptxas's register bound makes room for
 // (168 registers a thread: 3 blocks of Command R7B's 4 warps, where 2 fit at
 // the 238 it takes unbounded).
@@ -472,9 +476,11 @@ private:
   /// this lane's rows g and g + 8, then O): turns S into P in place, returns
   /// the state rescaled. P = 2^(S log2Scale - m log2Scale): scores already
   /// in base 2 with log2Scale 1, raw dot products with log2(e) / sqrt(hd);
-  /// m stays in the scores' units. O's rescale is skipped when no row of
-  /// the warp has a new maximum (its factor then is exactly 1): a branch the
-  /// warp takes together, past the first few tiles most often not taken.
+  /// m, the rows' reference maxima, stays in the scores' units and moves
+  /// only when a row's maximum passes it by kLazyRescaleLog2 (base 2), so
+  /// P <= 2^kLazyRescaleLog2. O's rescale is skipped when no row of the
+  /// warp moved (its factor then is exactly 1): a branch the warp takes
+  /// together, past the first tile rarely taken.
   SmallVector<Value>
   softmaxTileUpdate(ValueRange state, MutableArrayRef<SmallVector<Value>> sTile,
                     double log2Scale);

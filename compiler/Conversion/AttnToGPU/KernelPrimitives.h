@@ -63,6 +63,16 @@ protected:
   }
   Value andi(Value x, Value y) { return arith::AndIOp::create(b, x, y); }
   Value maxf(Value x, Value y) { return arith::MaximumFOp::create(b, x, y); }
+  /// 2^x by ex2.approx.ftz.f32 (PTX ISA): one MUFU.EX2. Without .ftz
+  /// (llvm.exp2's lowering) ptxas wraps it in a compare and two multiplies to
+  /// keep subnormal results, which a softmax weight of at most 2^-126 of the
+  /// row's largest does not need.
+  Value exp2(Value x) {
+    return LLVM::CallIntrinsicOp::create(
+               b, b.getF32Type(),
+               b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"), ValueRange{x})
+        .getResult(0);
+  }
   /// `v` of the lane whose id is this lane's xor `offset`.
   Value xorShuffle(Value v, int32_t offset) {
     return gpu::ShuffleOp::create(b, v, offset, kWarp, gpu::ShuffleMode::XOR).getShuffleResult();

@@ -18,7 +18,7 @@ KernelGenerator::softmaxTileUpdate(ValueRange state,
   auto weigh = [&](Value x, Value negFrom) -> Value {
     Value e = log2Scale == 1.0 ? addf(x, negFrom)
                                : math::FmaOp::create(b, x, scale, negFrom);
-    return math::Exp2Op::create(b, e);
+    return exp2(e);
   };
   // The rescale of the state from the difference of the maxima, so that it
   // is exactly 1 where the maximum did not change (fma(m, s, -from s) is
@@ -26,17 +26,32 @@ KernelGenerator::softmaxTileUpdate(ValueRange state,
   // see leaves its state as it was, bit for bit.
   auto rescale = [&](Value mOld, Value from) -> Value {
     Value d = subf(mOld, from);
-    return math::Exp2Op::create(b, log2Scale == 1.0 ? d : mulf(d, scale));
+    return exp2(log2Scale == 1.0 ? d : mulf(d, scale));
   };
-  // Online softmax per row (a row's columns are spread over 4 lanes).
+  // Online softmax per row (a row's columns are spread over 4 lanes), with
+  // a lazy reference: m is the row's maximum when it was last moved, and it
+  // moves only when the row's maximum exceeds it by more than
+  // kLazyRescaleLog2 in base 2 (as FlashAttention-4 does), so weights stay
+  // at most 2^kLazyRescaleLog2 and O is rescaled only on such a move. l and
+  // O are sums relative to whatever m is, and O / l and the merges of
+  // partial results (m, l, O) hold for any reference; in f32 and bf16 a
+  // weight of up to 256 is as precise as one of up to 1.
   SmallVector<Value> next(state.begin(), state.end());
   Value negFrom[2], alpha[2];
   for (int r = 0; r < 2; ++r) {
-    Value m = state[r];
+    Value seen = state[r];
     for (auto &acc : sTile)
-      m = maxf(m, maxf(acc[2 * r], acc[2 * r + 1]));
-    m = maxf(m, xorShuffle(m, 1));
-    m = maxf(m, xorShuffle(m, 2));
+      seen = maxf(seen, maxf(acc[2 * r], acc[2 * r + 1]));
+    seen = maxf(seen, xorShuffle(seen, 1));
+    seen = maxf(seen, xorShuffle(seen, 2));
+    // From m = -inf any key moves it (+inf); with no key at all, -inf -
+    // -inf is NaN, unordered, and m stays -inf.
+    Value growth = subf(seen, state[r]);
+    if (log2Scale != 1.0)
+      growth = mulf(growth, scale);
+    Value keep = arith::CmpFOp::create(b, arith::CmpFPredicate::OLE, growth,
+                                       f32(kLazyRescaleLog2));
+    Value m = arith::SelectOp::create(b, keep, state[r], seen);
     // A row that has seen no key yet keeps m = -inf and weighs from 0.
     Value from = softmaxFrom(m);
     negFrom[r] = mulf(from, f32(-log2Scale));

@@ -315,13 +315,13 @@ KernelGenerator::attentionKeyGroup(const PagedKeys &keys, ArrayRef<Value> qv,
     }
     // A lane group may have no valid key yet (its first is past hi).
     Value from = softmaxFrom(mNew);
-    Value correction = math::Exp2Op::create(b, subf(s[0], from));
+    Value correction = exp2(subf(s[0], from));
     size_t at = next.size();
     next.append({mNew, mulf(s[1], correction)});
     for (int64_t i = 0; i < perLane; ++i)
       next.push_back(mulf(s[2 + i], correction));
     for (int64_t u = 0; u < kKeysInFlight; ++u) {
-      Value weight = math::Exp2Op::create(b, subf(dots[u * group + g], from));
+      Value weight = exp2(subf(dots[u * group + g], from));
       next[at + 1] = addf(next[at + 1], weight);
       for (int64_t i = 0; i < perLane; ++i)
         next[at + 2 + i] = fma(weight, values[u][i], next[at + 2 + i]);
@@ -344,8 +344,7 @@ SmallVector<Value> KernelGenerator::attentionMergeKeySubgroups(ValueRange state,
         other.push_back(xorShuffle(v, offset));
       Value m = arith::MaximumFOp::create(b, s[0], other[0]);
       Value from = softmaxFrom(m);
-      Value mine = math::Exp2Op::create(b, subf(s[0], from)),
-            theirs = math::Exp2Op::create(b, subf(other[0], from));
+      Value mine = exp2(subf(s[0], from)), theirs = exp2(subf(other[0], from));
       s[0] = m;
       for (int64_t i = 1; i < stride; ++i)
         s[i] = fma(s[i], mine, mulf(other[i], theirs));
@@ -400,7 +399,7 @@ void KernelGenerator::attentionMergeWarps(const AttentionScratch &layout,
     Value from = softmaxFrom(m);
     Value l = f32(0), acc = f32(0);
     for (int64_t w = 0; w < kAttentionWarps; ++w) {
-      Value c = math::Exp2Op::create(b, subf(read(slotOf(w)), from));
+      Value c = exp2(subf(read(slotOf(w)), from));
       l = fma(read(layout.sumAt(*this, slotOf(w))), c, l);
       acc = fma(read(add(layout.accAt(*this, slotOf(w)), d)), c, acc);
     }
