@@ -13,7 +13,7 @@ SmallVector<Value>
 KernelGenerator::softmaxTileUpdate(ValueRange state,
                                    MutableArrayRef<SmallVector<Value>> sTile,
                                    double log2Scale) {
-  // P = 2^((x - from) log2Scale) as one fma and ex2.approx.
+  // P = 2^((x - from) log2Scale) as one fma and ex2.approx.ftz.
   Value scale = f32(log2Scale);
   auto weigh = [&](Value x, Value negFrom) -> Value {
     Value e = log2Scale == 1.0 ? addf(x, negFrom)

@@ -17,7 +17,7 @@ namespace mlir::cohere2c::attn_to_gpu {
 // a time:
 // S = Q K^T and O += P V by mma.sync.m16n8k16 (bf16 operands, f32
 // accumulators), with an online softmax per row in registers, in base 2
-// (ex2.approx; the 1 / sqrt(hd) scale folded into the exponent's fma). The
+// (ex2.approx.ftz; the 1 / sqrt(hd) scale folded into the exponent's fma). The
 // tile's tokens are taken in runs of one sequence; a run reads only the keys
 // some of its rows see ([max(0, min p - W + 1), max p] on sliding layers,
 // [0, max p] on full ones): blocks outside are skipped, keys inside masked
