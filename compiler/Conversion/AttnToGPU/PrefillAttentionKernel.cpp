@@ -193,14 +193,24 @@ ValueRange KernelGenerator::prefillRuns(const PrefillBlock &k,
 
 KernelGenerator::PrefillRun KernelGenerator::prefillRun(const PrefillBlock &k,
                                                         Value start) {
-  // The run: rows [start, end) of one sequence, positions in [minP, maxP].
+  // The run: rows [start, end) of one sequence, positions in [minP, maxP],
+  // and whether any of them is a prompt token. A run of generated tokens
+  // alone (the decode kernel's rows) walks no keys: a mixed step's tiles of
+  // decode tokens hold a run per sequence, each of which would otherwise
+  // read its whole context for rows that are not stored.
+  auto isPrompt = [&](Value row) {
+    Value flag = memref::LoadOp::create(b, k.generated,
+                                        ValueRange{add(k.tileBase, row)});
+    return cmp(arith::CmpIPredicate::eq, flag,
+               arith::ConstantIntOp::create(b, 0, 32));
+  };
   Value seq32 =
       memref::LoadOp::create(b, k.seqs, ValueRange{add(k.tileBase, start)});
   Value p0 = toIndex(load(k.positions, add(k.tileBase, start)));
   Value trueValue = arith::ConstantIntOp::create(b, 1, 1);
-  auto scan =
-      scf::ForOp::create(b, add(start, index(1)), k.rowsInTile, index(1),
-                         ValueRange{add(start, index(1)), trueValue, p0, p0});
+  auto scan = scf::ForOp::create(
+      b, add(start, index(1)), k.rowsInTile, index(1),
+      ValueRange{add(start, index(1)), trueValue, p0, p0, isPrompt(start)});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(scan.getBody());
@@ -211,12 +221,15 @@ KernelGenerator::PrefillRun KernelGenerator::prefillRun(const PrefillBlock &k,
     Value pi = toIndex(load(k.positions, add(k.tileBase, i)));
     Value same = andi(st[1], cmp(arith::CmpIPredicate::eq, si, seq32));
     scf::YieldOp::create(
-        b, ValueRange{
-               arith::SelectOp::create(b, same, add(i, index(1)), st[0]), same,
-               arith::SelectOp::create(
-                   b, same, arith::MinUIOp::create(b, st[2], pi), st[2]),
-               arith::SelectOp::create(
-                   b, same, arith::MaxUIOp::create(b, st[3], pi), st[3])});
+        b,
+        ValueRange{
+            arith::SelectOp::create(b, same, add(i, index(1)), st[0]), same,
+            arith::SelectOp::create(
+                b, same, arith::MinUIOp::create(b, st[2], pi), st[2]),
+            arith::SelectOp::create(
+                b, same, arith::MaxUIOp::create(b, st[3], pi), st[3]),
+            arith::SelectOp::create(
+                b, same, arith::OrIOp::create(b, st[4], isPrompt(i)), st[4])});
   }
   PrefillRun run;
   run.end = scan.getResult(0);
@@ -257,7 +270,9 @@ KernelGenerator::PrefillRun KernelGenerator::prefillRun(const PrefillBlock &k,
                     index(kPrefillKeyTile));
   run.splitLo =
       arith::MinUIOp::create(b, add(firstTile, mul(k.split, share)), hi);
-  run.splitHi = arith::MinUIOp::create(b, add(run.splitLo, share), hi);
+  run.splitHi = arith::SelectOp::create(
+      b, scan.getResult(4),
+      arith::MinUIOp::create(b, add(run.splitLo, share), hi), run.splitLo);
   return run;
 }
 
