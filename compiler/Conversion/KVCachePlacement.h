@@ -35,6 +35,14 @@ KVCachePlacement kvCachePlacementOf(attn::AttentionOp op);
 Value kvPoolRowOffset(ImplicitLocOpBuilder &b, Value block, Value layerSlot, int64_t groupLayers,
                       Value blockSize, Value inBlock, int64_t kv, int64_t kvWidth);
 
+/// The unit attribute of a module whose KV cache holds e4m3 values (KV
+/// cache dtype fp8, Artifact/Precision.h): every K and V value is rounded
+/// to float8 e4m3fn at scale 1, saturating at +-448, as it is stored.
+inline constexpr const char *kE4M3KVCacheAttrName = "attn.e4m3_kv_cache";
+inline bool hasE4M3KVCache(ModuleOp module) {
+  return module->hasAttr(kE4M3KVCacheAttrName);
+}
+
 /// The KV groups of `module`'s attention ops, as the manifest records them
 /// for the runtime: the layers of each window the kernels were specialized
 /// on (0 for full attention) in groups of one size, by window (KVGroup's

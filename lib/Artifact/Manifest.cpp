@@ -56,7 +56,8 @@ std::vector<KVGroup> kvGroupsFor(const ModelConfig &config) {
 }
 
 int64_t kvBytesPerBlock(const Manifest &m, int64_t blockSize) {
-  StatusOr<Precision> precision = Precision::forTarget(m.precision, m.target);
+  StatusOr<Precision> precision =
+      Precision::forTarget(m.precision, m.target, m.kvCacheDtype);
   assert(precision.ok() && "the precision of a parsed manifest is known");
   assert(!m.kvGroups.empty() && "a parsed manifest has KV groups");
   assert(std::all_of(m.kvGroups.begin(), m.kvGroups.end(),
@@ -66,7 +67,7 @@ int64_t kvBytesPerBlock(const Manifest &m, int64_t blockSize) {
          "the groups of a parsed manifest hold the same number of layers");
   return (int64_t)m.kvGroups[0].layers.size() * 2 * blockSize *
          m.config.numKVHeads * m.config.headDim *
-         (int64_t)dtypeSize(precision->activations);
+         (int64_t)dtypeSize(precision->kvCache);
 }
 
 std::string Manifest::toJson() const {
@@ -84,6 +85,7 @@ std::string Manifest::toJson() const {
             {"config", json::parse(config.toJson())},
             {"target", target},
             {"precision", precision},
+            {"kv_cache_dtype", kvCacheDtype},
             {"weights_bytes", weights.totalBytes},
             {"weights_id", weightsId},
             {"weights", weightsJson},
@@ -154,11 +156,14 @@ StatusOr<Manifest> Manifest::parse(const std::string &text,
                          std::to_string(kFormatVersion) +
                          " (compiled by another version of cohere2c-compile: "
                          "compile the model again)");
-  for (const char *key : {"config", "target", "precision"})
+  for (const char *key : {"config", "target", "precision", "kv_cache_dtype"})
     if (!j.contains(key))
       return Status::error(source + ": manifest lacks '" + key + "'");
-  if (!j["target"].is_string() || !j["precision"].is_string())
-    return Status::error(source + ": manifest target and precision must be strings");
+  if (!j["target"].is_string() || !j["precision"].is_string() ||
+      !j["kv_cache_dtype"].is_string())
+    return Status::error(
+        source +
+        ": manifest target, precision and kv_cache_dtype must be strings");
   StatusOr<ModelConfig> config =
       ModelConfig::parse(j["config"].dump(), source + " (manifest config)");
   if (!config.ok())
@@ -167,9 +172,11 @@ StatusOr<Manifest> Manifest::parse(const std::string &text,
   m.config = *config;
   m.target = j["target"].get<std::string>();
   m.precision = j["precision"].get<std::string>();
+  m.kvCacheDtype = j["kv_cache_dtype"].get<std::string>();
   if (m.target != "host" && m.target != "cuda")
     return Status::error(source + ": unknown target '" + m.target + "'");
-  StatusOr<Precision> precision = Precision::forTarget(m.precision, m.target);
+  StatusOr<Precision> precision =
+      Precision::forTarget(m.precision, m.target, m.kvCacheDtype);
   if (!precision.ok())
     return Status::error(source + ": " + precision.status().message());
   // The layout is a function of the config and precision: rebuild it rather

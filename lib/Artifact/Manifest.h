@@ -98,11 +98,14 @@ struct Manifest {
   /// greedy_tokens became sample_tokens (inputs temperatures, noise_seeds,
   /// sampled_tokens; parameter sampled_rows): temperature sampling on the
   /// device.
-  static constexpr int kFormatVersion = 12;
+  /// 13: kv_cache_dtype ("auto" or "fp8").
+  static constexpr int kFormatVersion = 13;
 
   ModelConfig config;
   std::string target;    // "host" or "cuda"
   std::string precision; // "f32", "bf16" or "fp8-rowwise"
+  /// "auto" (the precision's activation dtype) or "fp8" (Precision.h).
+  std::string kvCacheDtype = "auto";
   WeightLayout weights;
   /// The id in the header of the OUT.weights written with this artifact
   /// (WeightsFile.h: 32 lowercase hex digits); empty when compiled from a
@@ -124,9 +127,10 @@ struct Manifest {
 
 /// Bytes of one KV block of any of m's groups (the layout of KVGroup, all
 /// groups holding the same number of layers): layers in a group x 2 (K, V)
-/// x blockSize x num_key_value_heads x head_dim x the size of the storage
-/// dtype of m.precision. `m` is a parsed manifest (a known precision). With
-/// the config's limits (Config.h) and blockSize <= 2^16 this is at most 2^49.
+/// x blockSize x num_key_value_heads x head_dim x the size of the KV
+/// cache's storage dtype (Precision::kvCache). `m` is a parsed manifest (a
+/// known precision). With the config's limits (Config.h) and blockSize <= 2^16
+/// this is at most 2^49.
 int64_t kvBytesPerBlock(const Manifest &m, int64_t blockSize);
 
 } // namespace cohere2c

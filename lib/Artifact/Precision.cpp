@@ -4,9 +4,9 @@
 
 namespace cohere2c {
 
-StatusOr<Precision> Precision::forTarget(const std::string &name,
-                                         const std::string &target) {
-  bool host = target == "host";
+namespace {
+
+StatusOr<Precision> ofActivations(const std::string &name, bool host) {
   if (name == "f32")
     return Precision{name, DType::F32, false};
   if (name == "bf16") {
@@ -19,6 +19,28 @@ StatusOr<Precision> Precision::forTarget(const std::string &name,
     return Precision{name, host ? DType::F32 : DType::BF16, true};
   return Status::error("unknown precision '" + name +
                        "', expected f32, bf16 or fp8-rowwise");
+}
+
+} // namespace
+
+StatusOr<Precision> Precision::forTarget(const std::string &name,
+                                         const std::string &target,
+                                         const std::string &kvCacheDtype) {
+  StatusOr<Precision> p = ofActivations(name, target == "host");
+  if (!p.ok())
+    return p;
+  p->kvCache = p->activations;
+  if (kvCacheDtype == "auto")
+    return p;
+  if (kvCacheDtype != "fp8")
+    return Status::error("unknown KV cache dtype '" + kvCacheDtype +
+                         "', expected auto or fp8");
+  if (target != "host")
+    return Status::error("KV cache dtype fp8 is for the host target so far: "
+                         "the cuda target's attention kernels read a bf16 "
+                         "or f32 KV cache");
+  p->e4m3KVCache = true;
+  return p;
 }
 
 } // namespace cohere2c

@@ -7,7 +7,16 @@
 //   fp8-rowwise  linear weights in float8 e4m3fn with one scale per output
 //                channel (amax / 448), activations quantized per token at run
 //                time; embedding, norms and KV cache as bf16 on cuda, f32 on
-//                the host (which emulates the FP8 arithmetic exactly).
+//                the host (which emulates the FP8 arithmetic exactly);
+// and, whatever the precision, the KV cache's (--kv-cache-dtype):
+//   auto         as above;
+//   fp8          every K and V value rounded to float8 e4m3fn at scale 1
+//                (saturating at +-448) as it is stored, as other engines'
+//                fp8 KV caches with unit scales: half the bytes of bf16 for
+//                the reads that bound decode attention at large batch, at a
+//                cost measured on the trained model (bench/RESULTS.md). The
+//                host target keeps the rounded values in f32; the cuda
+//                target's attention kernels read bf16 only, so far.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COHERE2C_ARTIFACT_PRECISION_H
@@ -34,15 +43,21 @@ inline constexpr double kTokenScaleFloor = 1.0 / (kE4M3Max * 512.0);
 
 struct Precision {
   std::string name;
-  /// Embedding, norm weights, activations and the KV cache.
+  /// Embedding, norm weights and activations.
   DType activations = DType::F32;
   /// Linear weights stored in e4m3 with rowwise scales.
   bool fp8Linear = false;
+  /// The KV cache's element as stored, and whether its values are rounded
+  /// to e4m3 (KV cache dtype fp8).
+  DType kvCache = DType::F32;
+  bool e4m3KVCache = false;
 
-  /// Errors name the precision and the target: an unknown precision, or
-  /// bf16 on the host target.
-  static StatusOr<Precision> forTarget(const std::string &name,
-                                       const std::string &target);
+  /// Errors name the precision, the KV cache dtype and the target: an
+  /// unknown precision or KV cache dtype, bf16 on the host target, fp8 KV on
+  /// the cuda target.
+  static StatusOr<Precision>
+  forTarget(const std::string &name, const std::string &target,
+            const std::string &kvCacheDtype = "auto");
 };
 
 } // namespace cohere2c

@@ -82,6 +82,12 @@ cl::opt<std::string>
                        "cuda, f32 for host)"),
               cl::cat(toolOptions));
 
+cl::opt<std::string> kvCacheDtype(
+    "kv-cache-dtype",
+    cl::desc("auto (the precision's activations) or fp8 (K and V rounded to "
+             "e4m3 at scale 1; host target so far)"),
+    cl::init("auto"), cl::cat(toolOptions));
+
 cl::opt<uint64_t> randomWeights(
     "random-weights",
     cl::desc("From a config.json: write OUT.weights with the seeded random "
@@ -350,6 +356,7 @@ Error checkOutput(const Model &model, StringRef weightsPath) {
   manifest.config = model.config;
   manifest.target = target;
   manifest.precision = precision;
+  manifest.kvCacheDtype = kvCacheDtype;
   manifest.weights = ::cohere2c::WeightLayout::forModel(
       model.config, storage.activations, storage.fp8Linear);
   if (model.writesWeights())
@@ -463,9 +470,12 @@ int main(int argc, char **argv) {
   std::string weightsPath = weightsPathFor(outputPath);
   if (Error e = checkOutput(*model, weightsPath))
     return fail(toString(std::move(e)));
-  auto storage = ::cohere2c::Precision::forTarget(precision, target);
+  if (auto p = ::cohere2c::Precision::forTarget(precision, target); !p.ok())
+    return fail("--precision: " + p.status().message());
+  auto storage =
+      ::cohere2c::Precision::forTarget(precision, target, kvCacheDtype);
   if (!storage.ok())
-    return fail("--precision: " + storage.status().message());
+    return fail("--kv-cache-dtype: " + storage.status().message());
   ::cohere2c::Manifest manifest = manifestFor(*model, *storage);
 
   mlir::DialectRegistry registry;
@@ -475,6 +485,9 @@ int main(int argc, char **argv) {
   context.loadAllAvailableDialects();
   auto module =
       mlir::cohere2c::buildAttnModule(context, model->config, manifest.weights);
+  if (storage->e4m3KVCache)
+    (*module)->setAttr(mlir::cohere2c::kE4M3KVCacheAttrName,
+                       mlir::UnitAttr::get(&context));
   if (failed(mlir::verify(*module)))
     return fail("internal error: the attn module does not verify");
   manifest.kvGroups = mlir::cohere2c::kvGroupsOf(*module);

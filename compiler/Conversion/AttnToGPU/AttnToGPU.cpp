@@ -520,6 +520,12 @@ struct ConvertAttnToGPUPass
     }
     if (failed(requireQuantizedLinears(step)))
       return signalPassFailure();
+    if (hasE4M3KVCache(module)) {
+      module.emitError() << "the cuda target's attention kernels read a bf16 "
+                            "or f32 KV cache, not e4m3 ("
+                         << kE4M3KVCacheAttrName << ")";
+      return signalPassFailure();
+    }
     OpBuilder b(module.getContext());
     b.setInsertionPointToEnd(module.getBody());
     auto kernels = gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModuleName);

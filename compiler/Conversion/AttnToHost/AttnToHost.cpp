@@ -454,6 +454,11 @@ void StepLowering::lower(attn::AttentionOp op) {
     return add(row, mul(kvh, index(hd)));
   };
 
+  // A value as the cache holds it: rounded to e4m3 for an fp8 KV cache
+  // (scale 1), kept in the f32 pool.
+  bool e4m3 = hasE4M3KVCache(module);
+  auto asStored = [&](Value x) { return e4m3 ? roundToE4M3(x) : x; };
+
   // 1. Append K (rotated) and V.
   forLoop(index(0), tokens, [&](Value t) {
     Value p32 = load(positions, {t});
@@ -462,11 +467,11 @@ void StepLowering::lower(attn::AttentionOp op) {
       Value kBase = cacheOffset(s, p, 0, kvh), vBase = cacheOffset(s, p, 1, kvh);
       Value col = mul(kvh, index(hd));
       forLoop(index(0), index(hd), [&](Value d) {
-        store(load(v, {t, add(col, d)}), pool, {add(vBase, d)});
+        store(asStored(load(v, {t, add(col, d)})), pool, {add(vBase, d)});
       });
       if (!rope) {
         forLoop(index(0), index(hd), [&](Value d) {
-          store(load(k, {t, add(col, d)}), pool, {add(kBase, d)});
+          store(asStored(load(k, {t, add(col, d)})), pool, {add(kBase, d)});
         });
         return;
       }
@@ -476,8 +481,8 @@ void StepLowering::lower(attn::AttentionOp op) {
         Value even = mul(m, index(2)), odd = add(even, index(1));
         auto [r0, r1] = emitRotatePair(b, load(k, {t, add(col, even)}),
                                        load(k, {t, add(col, odd)}), c, sn);
-        store(r0, pool, {add(kBase, even)});
-        store(r1, pool, {add(kBase, odd)});
+        store(asStored(r0), pool, {add(kBase, even)});
+        store(asStored(r1), pool, {add(kBase, odd)});
       });
     });
   });

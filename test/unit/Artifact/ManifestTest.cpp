@@ -96,6 +96,40 @@ TEST(ManifestTest, WeightsIdRoundTrips) {
   }
 }
 
+// An fp8 KV cache (Precision.h) is the host target's so far: its values,
+// rounded to e4m3, stay in the f32 pool, so a block takes f32 bytes.
+TEST(ManifestTest, KVCacheDtypeRoundTripsAndIsChecked) {
+  Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
+  m.weights = WeightLayout::forModel(m.config, DType::F32);
+  m.kvCacheDtype = "fp8";
+  StatusOr<Manifest> parsed = Manifest::parse(m.toJson(), "tiny.so");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->kvCacheDtype, "fp8");
+  EXPECT_EQ(kvBytesPerBlock(*parsed, 16), 2 * 2 * 16 * 2 * 32 * 4);
+
+  m.kvCacheDtype = "int8";
+  StatusOr<Manifest> unknown = Manifest::parse(m.toJson(), "tiny.so");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().message(),
+            "tiny.so: unknown KV cache dtype 'int8', expected auto or fp8");
+}
+
+TEST(PrecisionTest, FP8KVCacheIsTheHostTargetsSoFar) {
+  StatusOr<Precision> host = Precision::forTarget("fp8-rowwise", "host", "fp8");
+  ASSERT_TRUE(host.ok()) << host.status().message();
+  EXPECT_TRUE(host->e4m3KVCache);
+  EXPECT_EQ(host->kvCache, DType::F32);
+  StatusOr<Precision> cuda = Precision::forTarget("bf16", "cuda", "auto");
+  ASSERT_TRUE(cuda.ok()) << cuda.status().message();
+  EXPECT_FALSE(cuda->e4m3KVCache);
+  EXPECT_EQ(cuda->kvCache, DType::BF16);
+  StatusOr<Precision> refused = Precision::forTarget("bf16", "cuda", "fp8");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "KV cache dtype fp8 is for the host target so far: the cuda "
+            "target's attention kernels read a bf16 or f32 KV cache");
+}
+
 TEST(ManifestTest, RejectsBadWeightsId) {
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
   m.weights = WeightLayout::forModel(m.config, DType::F32);
@@ -151,7 +185,8 @@ TEST(ManifestTest, KVGroupsRoundTripAndAgreeWithTheConfig) {
 }
 
 TEST(ManifestTest, RejectsAnOlderFormatVersion) {
-  // Version 10 had KV groups of unequal size, one pool each; version 9 had
+  // Version 12 had no kv_cache_dtype;
+  // version 10 had KV groups of unequal size, one pool each; version 9 had
   // exactly two KV groups, the full and the sliding one;
   // version 7 plans named no weight-fill kernels; version 6 kernel steps
   // carried no spec; version 5 plans had one stream;
@@ -161,13 +196,13 @@ TEST(ManifestTest, RejectsAnOlderFormatVersion) {
   Manifest m = manifestFor("models/tiny-cohere2/config.json", "f32");
   m.weights = WeightLayout::forModel(m.config, DType::F32);
   std::string text = m.toJson();
-  size_t at = text.find("\"format_version\":12");
+  size_t at = text.find("\"format_version\":13");
   ASSERT_NE(at, std::string::npos) << text;
-  text.replace(at, 19, "\"format_version\":11");
+  text.replace(at, 19, "\"format_version\":12");
   StatusOr<Manifest> parsed = Manifest::parse(text, "old.so");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().message(),
-            "old.so: manifest format_version must be 12 (compiled by another "
+            "old.so: manifest format_version must be 13 (compiled by another "
             "version of cohere2c-compile: compile the model again)");
 }
 
