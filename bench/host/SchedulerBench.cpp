@@ -43,12 +43,7 @@ Manifest commandR7B() {
     std::fprintf(stderr, "%s\n", config.status().message().c_str());
     std::exit(1);
   }
-  Manifest m;
-  m.config = *config;
-  m.target = "cuda";
-  m.precision = "fp8-rowwise";
-  m.kvGroups = kvGroupsFor(m.config);
-  return m;
+  return Manifest::ofConfig(*config, "cuda", "fp8-rowwise");
 }
 
 void BM_Serve128x128(benchmark::State &state) {

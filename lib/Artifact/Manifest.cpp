@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cassert>
 #include <numeric>
+#include <utility>
 
 // xxHash header-only, as in the KV cache's block hashes.
 #define XXH_INLINE_ALL
@@ -53,6 +54,16 @@ std::vector<KVGroup> kvGroupsFor(const ModelConfig &config) {
     windowOfLayer[i] =
         config.layerKinds[i] == LayerKind::Full ? 0 : config.slidingWindow;
   return kvGroupsOfWindows(windowOfLayer);
+}
+
+Manifest Manifest::ofConfig(const ModelConfig &config, std::string target,
+                            std::string precision) {
+  Manifest m;
+  m.config = config;
+  m.target = std::move(target);
+  m.precision = std::move(precision);
+  m.kvGroups = kvGroupsFor(config);
+  return m;
 }
 
 int64_t kvBytesPerBlock(const Manifest &m, int64_t blockSize) {

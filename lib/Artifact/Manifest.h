@@ -117,6 +117,13 @@ struct Manifest {
   /// The step as launches (cuda target only).
   LaunchPlan launchPlan;
 
+  /// What the compiler would write for `config` at `target` and
+  /// `precision`, less what only compiling gives (weight layout, launch
+  /// plan): the KV groups come from the config (kvGroupsFor). For the
+  /// engine's bookkeeping without an artifact (tests, host benchmarks).
+  static Manifest ofConfig(const ModelConfig &config, std::string target,
+                           std::string precision);
+
   std::string toJson() const;
   /// Errors name `source`: bad JSON, another format version, a missing
   /// field, an invalid config, a weights_id that is neither empty nor 32

@@ -18,12 +18,7 @@ Manifest manifestFor(const std::string &config, const std::string &precision,
   StatusOr<ModelConfig> parsed = ModelConfig::fromFile(
       std::string(COHERE2C_TEST_DATA_DIR) + "/" + config);
   EXPECT_TRUE(parsed.ok()) << parsed.status().message();
-  Manifest m;
-  m.config = *parsed;
-  m.target = target;
-  m.precision = precision;
-  m.kvGroups = kvGroupsFor(m.config);
-  return m;
+  return Manifest::ofConfig(*parsed, target, precision);
 }
 
 TEST(ManifestTest, KVBytesPerBlockOfTinyModel) {

@@ -1171,12 +1171,7 @@ const Manifest &tinyManifest() {
         ModelConfig::fromFile(std::string(COHERE2C_TEST_DATA_DIR) +
                               "/models/tiny-cohere2/config.json");
     EXPECT_TRUE(config.ok()) << config.status().message();
-    Manifest m;
-    m.config = *config;
-    m.target = "host";
-    m.precision = "f32";
-    m.kvGroups = kvGroupsFor(m.config);
-    return m;
+    return Manifest::ofConfig(*config, "host", "f32");
   }();
   return manifest;
 }
